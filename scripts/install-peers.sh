@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Install the real MCP peers used by the tests, pinned, into <repo>/.cache/peers/:
+#   node/   npm: @modelcontextprotocol/server-everything and server-filesystem
+#   venv/   Python venv with the MCP Python SDK (mcp), used by fixtures/python/
+#   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON
+#
+# Idempotent: each part is skipped when the pinned version is already installed.
+# No interactive input; safe with CI=true on a fresh clone. Needs node (>= 20) + npm and python3 (>= 3.10).
+# Environment knobs (all optional):
+#   PEERS_PYTHON=/path/to/python3   interpreter used to create the venv (default: python3)
+#   PEERS_SKIP_SMOKE=1              skip the quick "does it start on this node" checks
+set -euo pipefail
+
+EVERYTHING_VERSION=2026.8.31
+FILESYSTEM_VERSION=2026.8.31
+MCP_PY_VERSION=2.3.0
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEERS="$ROOT/.cache/peers"
+NODE_DIR="$PEERS/node"
+VENV="$PEERS/venv"
+START=$SECONDS
+
+log() { printf '[install-peers] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v node >/dev/null || die "node not found on PATH"
+command -v npm >/dev/null || die "npm not found on PATH"
+NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]')"
+# Their dependency tree's engines floor is 20 (lru-cache, brace-expansion: "20 || >=22"; @hono/node-server >=20).
+[ "$NODE_MAJOR" -ge 20 ] || die "node $(node --version) is too old (these servers need >= 20)"
+
+mkdir -p "$NODE_DIR"
+
+# ---------------------------------------------------------------- npm servers
+installed_version() { # $1 = package name; prints version or nothing
+  local pj="$NODE_DIR/node_modules/$1/package.json"
+  [ -f "$pj" ] && node -p "require(process.argv[1]).version" "$pj" 2>/dev/null || true
+}
+
+# The npm install runs in the background while the venv is built (both are mostly downloads).
+npm_status=cached
+npm_pid=
+if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ] ||
+   [ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ]; then
+  log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION"
+  # A private package.json keeps npm from walking up into the repo (and makes the prefix self-contained).
+  [ -f "$NODE_DIR/package.json" ] ||
+    printf '{\n  "name": "mcp-sidecar-test-peers",\n  "private": true\n}\n' >"$NODE_DIR/package.json"
+  npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-update-notifier --loglevel=error \
+    --save-exact \
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2 &
+  npm_pid=$!
+  trap 'wait' EXIT # never leave the background npm running behind an early exit
+  npm_status=installed
+fi
+
+# ---------------------------------------------------------------- python venv
+PY="${PEERS_PYTHON:-python3}"
+command -v "$PY" >/dev/null || die "$PY not found on PATH"
+"$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
+  die "$PY is $("$PY" --version 2>&1); mcp $MCP_PY_VERSION needs Python >= 3.10"
+
+venv_mcp_version() {
+  "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true
+}
+
+py_status=cached
+if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -c '' 2>/dev/null; then
+  log "venv: $VENV is broken (interpreter moved?); recreating"
+  rm -rf "$VENV"
+fi
+if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
+  export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+  # The venv is made without pip and the host's pip drives it (pip >= 22.3 has --python): skipping
+  # ensurepip saves ~4 s. Fall back to the venv's own pip (bootstrapped by ensurepip) if that fails.
+  [ -x "$VENV/bin/python" ] || { log "venv: creating $VENV"; "$PY" -m venv --without-pip "$VENV"; }
+  if "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    PIP=("$VENV/bin/python" -m pip)
+  elif "$PY" -m pip --python "$VENV/bin/python" --version >/dev/null 2>&1; then
+    PIP=("$PY" -m pip --python "$VENV/bin/python")
+  else
+    "$VENV/bin/python" -m ensurepip --default-pip >&2
+    PIP=("$VENV/bin/python" -m pip)
+  fi
+  log "venv: installing mcp==$MCP_PY_VERSION"
+  "${PIP[@]}" install --quiet "mcp==$MCP_PY_VERSION" >&2
+  [ "$(venv_mcp_version)" = "$MCP_PY_VERSION" ] || die "mcp $MCP_PY_VERSION did not install"
+  py_status=installed
+fi
+
+if [ -n "$npm_pid" ]; then
+  wait "$npm_pid" || die "npm install failed"
+fi
+EVERYTHING_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+FILESYSTEM_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+[ -f "$EVERYTHING_JS" ] || die "missing $EVERYTHING_JS"
+[ -f "$FILESYSTEM_JS" ] || die "missing $FILESYSTEM_JS"
+[ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] ||
+  die "server-everything is not at $EVERYTHING_VERSION after install"
+[ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ] ||
+  die "server-filesystem is not at $FILESYSTEM_VERSION after install"
+
+# ---------------------------------------------------------------- smoke checks
+# Each npm server must answer a legacy initialize on this node (catches "needs a newer node").
+# A few lines of node: spawn, send initialize, wait for the first stdout line, kill.
+SMOKE_JS='
+const { spawn } = require("child_process");
+const [label, ...cmd] = process.argv.slice(1);
+const child = spawn(process.execPath, cmd, { stdio: ["pipe", "pipe", "pipe"] });
+let out = "", err = "";
+const fail = (why) => { console.error(`${label}: ${why}\n${err.slice(-2000)}`); child.kill("SIGKILL"); process.exit(1); };
+const timer = setTimeout(() => fail("no answer to initialize within 20s"), 20000);
+child.stderr.on("data", (d) => { err += d; });
+child.on("exit", (code) => fail(`exited early with code ${code}`));
+child.stdout.on("data", (d) => {
+  out += d;
+  const nl = out.indexOf("\n");
+  if (nl < 0) return;
+  let msg = null;
+  try { msg = JSON.parse(out.slice(0, nl)); } catch (e) { /* reported below */ }
+  if (!msg || !msg.result || !msg.result.protocolVersion) fail(`bad answer: ${out.slice(0, nl)}`);
+  clearTimeout(timer); child.removeAllListeners("exit"); child.kill(); process.exit(0);
+});
+child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {
+  protocolVersion: "2025-11-25", capabilities: { roots: { listChanged: true } },
+  clientInfo: { name: "install-peers", version: "0" } } }) + "\n");
+'
+if [ "${PEERS_SKIP_SMOKE:-0}" != 1 ]; then
+  node -e "$SMOKE_JS" server-everything "$EVERYTHING_JS" stdio &
+  p1=$!
+  # No directory arguments: the filesystem server then takes its allowed directories from the roots.
+  node -e "$SMOKE_JS" server-filesystem "$FILESYSTEM_JS" &
+  p2=$!
+  ok=1
+  wait "$p1" || ok=0
+  wait "$p2" || ok=0
+  [ "$ok" = 1 ] || die "smoke check failed: a server does not start on node $(node --version)"
+fi
+
+# ---------------------------------------------------------------- env.sh
+cat >"$PEERS/env.sh.tmp" <<EOF
+# Generated by scripts/install-peers.sh; source it: . .cache/peers/env.sh
+export MCP_PEERS_DIR='$PEERS'
+export MCP_EVERYTHING_JS='$EVERYTHING_JS'
+export MCP_FILESYSTEM_JS='$FILESYSTEM_JS'
+export MCP_PYTHON='$VENV/bin/python'
+EOF
+mv "$PEERS/env.sh.tmp" "$PEERS/env.sh"
+
+echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION ($npm_status, node $(node --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"

@@ -1,0 +1,100 @@
+//! Command-line arguments. Kept by hand: three subcommands and three options do not need a
+//! parser crate.
+
+use std::path::PathBuf;
+
+use crate::demo::Era;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// LSP over stdio (the default).
+    Lsp,
+    /// The built-in demo MCP server over stdio.
+    DemoServer { era: Era },
+    Version,
+    Help,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    pub command: Command,
+    pub log_file: Option<PathBuf>,
+    pub log_level: Option<String>,
+}
+
+pub const USAGE: &str = "\
+usage: mcp-sidecar [lsp] [--log-file PATH] [--log-level FILTER]
+       mcp-sidecar demo-server [--era both|legacy|modern] [--log-level FILTER]
+       mcp-sidecar --version | --help
+
+  lsp           serve the Language Server Protocol on stdin/stdout (default)
+  demo-server   serve the built-in demo MCP server on stdin/stdout
+  --log-file    append logs to PATH instead of stderr (stdout is never used for logs)
+  --log-level   RUST_LOG-style filter, e.g. info or mcp_sidecar=debug (default: $MCP_SIDECAR_LOG,
+                $RUST_LOG, then info)
+";
+
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
+    let mut parsed = Args {
+        command: Command::Lsp,
+        log_file: None,
+        log_level: None,
+    };
+    let mut era = Era::default();
+    let mut subcommand: Option<String> = None;
+    let mut iter = args.into_iter();
+    while let Some(arg) = iter.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| iter.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "--version" | "-V" => parsed.command = Command::Version,
+            "--help" | "-h" => parsed.command = Command::Help,
+            "--log-file" => parsed.log_file = Some(PathBuf::from(value("--log-file")?)),
+            "--log-level" => parsed.log_level = Some(value("--log-level")?),
+            "--era" => era = value("--era")?.parse()?,
+            "lsp" | "demo-server" if subcommand.is_none() => subcommand = Some(arg),
+            other => return Err(format!("unknown argument \"{other}\"")),
+        }
+    }
+    if matches!(parsed.command, Command::Lsp) {
+        parsed.command = match subcommand.as_deref() {
+            Some("demo-server") => Command::DemoServer { era },
+            _ => Command::Lsp,
+        };
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Args, String> {
+        parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!(p(&[]).unwrap().command, Command::Lsp);
+        assert_eq!(p(&["lsp"]).unwrap().command, Command::Lsp);
+        assert_eq!(p(&["--version"]).unwrap().command, Command::Version);
+        let a = p(&["lsp", "--log-file", "/tmp/x.log", "--log-level=debug"]).unwrap();
+        assert_eq!(a.log_file, Some(PathBuf::from("/tmp/x.log")));
+        assert_eq!(a.log_level.as_deref(), Some("debug"));
+        assert_eq!(
+            p(&["demo-server", "--era", "legacy"]).unwrap().command,
+            Command::DemoServer { era: Era::Legacy }
+        );
+        assert!(p(&["--bogus"]).is_err());
+        assert!(p(&["--log-file"]).is_err());
+        assert!(p(&["demo-server", "--era", "future"]).is_err());
+    }
+}

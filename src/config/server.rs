@@ -1,0 +1,259 @@
+//! One server definition in the VS Code `mcp.json` shape, plus the sidecar's own keys.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{ConfigError, RawServer, Source};
+
+/// Protocol revisions the sidecar speaks, newest first.
+pub const SUPPORTED_VERSIONS: &[&str] = &[
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+/// A validated server definition. Two specs compare equal exactly when restarting the server
+/// would make no difference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    pub name: String,
+    pub source: Source,
+    pub transport: TransportSpec,
+    pub disabled: bool,
+    pub protocol: ProtocolPin,
+    pub roots: RootsFilter,
+    /// Applies to start-up and to each request the sidecar sends to the server.
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportSpec {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: url::Url,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl TransportSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TransportSpec::Stdio { .. } => "stdio",
+            TransportSpec::Http { .. } => "http",
+        }
+    }
+}
+
+/// `protocolVersion`: `auto` tries 2026-07-28 (`server/discover`) and falls back to `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtocolPin {
+    Auto,
+    Version(String),
+}
+
+impl ProtocolPin {
+    /// Whether the pinned revision uses the stateless 2026-07-28 lifecycle.
+    pub fn is_modern(&self) -> Option<bool> {
+        match self {
+            ProtocolPin::Auto => None,
+            ProtocolPin::Version(v) => Some(v.as_str() >= "2026-07-28"),
+        }
+    }
+}
+
+/// Per-server `roots`: `true` (all), `false` (none, and the capability is not declared), or a
+/// list of allowed paths (a root is shared when it lies inside one of them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootsFilter {
+    All,
+    None,
+    Only(Vec<PathBuf>),
+}
+
+const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+
+impl ServerSpec {
+    pub fn parse(raw: &RawServer) -> Result<ServerSpec, ConfigError> {
+        let err = |message: String| ConfigError {
+            origin: raw.source.clone(),
+            server: Some(raw.name.clone()),
+            message: format!("server \"{}\": {message}", raw.name),
+        };
+        let obj = raw
+            .value
+            .as_object()
+            .ok_or_else(|| err("a server definition must be an object".into()))?;
+        for key in obj.keys() {
+            if !KNOWN_KEYS.contains(&key.as_str()) {
+                tracing::debug!(server = %raw.name, key, "ignoring unknown server key");
+            }
+        }
+        let transport = parse_transport(obj).map_err(err)?;
+        let disabled = opt_bool(obj, "disabled").map_err(err)?.unwrap_or(false);
+        let protocol = match obj.get("protocolVersion") {
+            None | Some(Value::Null) => ProtocolPin::Auto,
+            Some(Value::String(s)) if s == "auto" => ProtocolPin::Auto,
+            Some(Value::String(s)) if SUPPORTED_VERSIONS.contains(&s.as_str()) => {
+                ProtocolPin::Version(s.clone())
+            }
+            Some(other) => {
+                return Err(err(format!(
+                    "\"protocolVersion\" must be \"auto\" or one of {}, not {other}",
+                    SUPPORTED_VERSIONS.join(", ")
+                )));
+            }
+        };
+        let roots = match obj.get("roots") {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => RootsFilter::All,
+            Some(Value::Bool(false)) => RootsFilter::None,
+            Some(Value::Array(items)) => RootsFilter::Only(
+                items
+                    .iter()
+                    .map(|v| v.as_str().map(crate::roots::expand_home))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| err("\"roots\" must list paths as strings".into()))?,
+            ),
+            Some(other) => {
+                return Err(err(format!(
+                    "\"roots\" must be true, false or a list of paths, not {other}"
+                )));
+            }
+        };
+        let timeout = match obj.get("timeout") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT_SECS,
+            Some(v) => v
+                .as_f64()
+                .filter(|s| *s > 0.0 && s.is_finite())
+                .ok_or_else(|| err(format!("\"timeout\" must be a positive number of seconds, not {v}")))?,
+        };
+        Ok(ServerSpec {
+            name: raw.name.clone(),
+            source: raw.source.clone(),
+            transport,
+            disabled,
+            protocol,
+            roots,
+            timeout: Duration::from_secs_f64(timeout),
+        })
+    }
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "disabled",
+    "protocolVersion",
+    "roots",
+    "timeout",
+    "elicitation",
+    "sampling",
+    "envFile",
+];
+
+fn parse_transport(obj: &serde_json::Map<String, Value>) -> Result<TransportSpec, String> {
+    let kind = opt_str(obj, "type")?;
+    let command = opt_str(obj, "command")?;
+    let url = opt_str(obj, "url")?;
+    match (kind.as_deref(), command, url) {
+        (Some("stdio") | None, Some(command), _) => {
+            if command.trim().is_empty() {
+                return Err("\"command\" is empty".into());
+            }
+            Ok(TransportSpec::Stdio {
+                command,
+                args: string_list(obj, "args")?,
+                env: string_map(obj, "env")?,
+                cwd: opt_str(obj, "cwd")?.map(|c| crate::roots::expand_home(&c)),
+            })
+        }
+        (Some("http" | "sse" | "streamable-http") | None, None, Some(url)) => {
+            let parsed = url::Url::parse(&url)
+                .map_err(|e| format!("\"url\" is not a valid URL ({e}): {url}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(format!(
+                    "\"url\" must be an http or https URL, not {}: {url}",
+                    parsed.scheme()
+                ));
+            }
+            Ok(TransportSpec::Http {
+                url: parsed,
+                headers: string_map(obj, "headers")?,
+            })
+        }
+        (Some("stdio"), None, _) => Err("a stdio server needs a \"command\"".into()),
+        (Some(k @ ("http" | "sse" | "streamable-http")), _, None) => {
+            Err(format!("a server of type \"{k}\" needs a \"url\""))
+        }
+        (Some(other), _, _) if !["stdio", "http", "sse", "streamable-http"].contains(&other) => {
+            Err(format!(
+                "unknown \"type\" \"{other}\" (expected \"stdio\", \"http\" or \"sse\")"
+            ))
+        }
+        _ => Err("needs either \"command\" (a stdio server) or \"url\" (an HTTP server)".into()),
+    }
+}
+
+fn opt_str(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("\"{key}\" must be a string, not {other}")),
+    }
+}
+
+fn opt_bool(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(format!("\"{key}\" must be true or false, not {other}")),
+    }
+}
+
+fn string_list(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                other => Err(format!("\"{key}\" must list strings, found {other}")),
+            })
+            .collect(),
+        Some(other) => Err(format!("\"{key}\" must be a list of strings, not {other}")),
+    }
+}
+
+fn string_map(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<BTreeMap<String, String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
+                other => Err(format!("\"{key}.{k}\" must be a string, not {other}")),
+            })
+            .collect(),
+        Some(other) => Err(format!("\"{key}\" must be an object of strings, not {other}")),
+    }
+}

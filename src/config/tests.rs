@@ -1,0 +1,109 @@
+use serde_json::json;
+
+use super::*;
+
+fn editor(value: Value) -> Layer {
+    Layer {
+        source: Source::EditorSettings,
+        value,
+    }
+}
+
+fn file(value: Value) -> Layer {
+    Layer {
+        source: Source::File("/u/mcp.json".into()),
+        value,
+    }
+}
+
+#[test]
+fn higher_source_wins_by_server_name_and_key() {
+    let (resolved, errors) = resolve(&[
+        editor(json!({"servers": {"a": {"command": "a-editor"}}, "maxMessageBytes": 4096})),
+        file(json!({"mcpServers": {"a": {"command": "a-file"}, "b": {"command": "b"}},
+                    "maxMessageBytes": 9999, "roots": {"exclude": ["/tmp"]}})),
+    ]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(resolved.settings.max_message_bytes, 4096);
+    assert_eq!(resolved.settings.roots.exclude, vec!["/tmp".to_string()]);
+    let specs: Vec<_> = resolved.servers.into_iter().map(Result::unwrap).collect();
+    assert_eq!(specs.len(), 2);
+    assert_eq!(specs[0].source, Source::EditorSettings);
+    assert!(matches!(&specs[0].transport, TransportSpec::Stdio { command, .. } if command == "a-editor"));
+    assert_eq!(specs[1].source, Source::File("/u/mcp.json".into()));
+}
+
+#[test]
+fn each_server_is_validated_on_its_own() {
+    let (resolved, _) = resolve(&[editor(json!({"servers": {
+        "ok": {"command": "x", "args": ["--port", 3], "env": {"A": "1", "B": null}},
+        "none": {"args": []},
+        "badurl": {"url": "not a url"},
+        "ftp": {"type": "http", "url": "ftp://host/x"},
+        "badtype": {"type": "pipe", "command": "x"},
+        "pin": {"command": "x", "protocolVersion": "1999-01-01"},
+        "roots": {"command": "x", "roots": 3},
+    }}))]);
+    let by_name = |n: &str| {
+        resolved
+            .servers
+            .iter()
+            .find(|r| match r {
+                Ok(s) => s.name == n,
+                Err(e) => e.server.as_deref() == Some(n),
+            })
+            .unwrap()
+            .clone()
+    };
+    let ok = by_name("ok").unwrap();
+    match ok.transport {
+        TransportSpec::Stdio { args, env, .. } => {
+            assert_eq!(args, vec!["--port", "3"]);
+            assert_eq!(env.len(), 1);
+        }
+        _ => panic!(),
+    }
+    let msg = |n: &str| by_name(n).unwrap_err().to_string();
+    assert!(msg("none").contains("needs either \"command\""), "{}", msg("none"));
+    assert!(msg("badurl").contains("not a valid URL"), "{}", msg("badurl"));
+    assert!(msg("ftp").contains("http or https"), "{}", msg("ftp"));
+    assert!(msg("badtype").contains("unknown \"type\""), "{}", msg("badtype"));
+    assert!(msg("pin").contains("protocolVersion"));
+    assert!(msg("roots").contains("\"roots\""));
+    assert!(msg("none").starts_with("editor settings: server \"none\""));
+}
+
+#[test]
+fn server_options_parse() {
+    let (resolved, _) = resolve(&[editor(json!({"servers": {
+        "s": {"command": "x", "protocolVersion": "2025-06-18", "roots": ["/a", "/b"],
+              "timeout": 2.5, "disabled": true, "autoApprove": ["t"]},
+    }}))]);
+    let s = resolved.servers[0].clone().unwrap();
+    assert_eq!(s.protocol, ProtocolPin::Version("2025-06-18".into()));
+    assert_eq!(s.protocol.is_modern(), Some(false));
+    assert_eq!(s.roots, RootsFilter::Only(vec!["/a".into(), "/b".into()]));
+    assert_eq!(s.timeout, std::time::Duration::from_millis(2500));
+    assert!(s.disabled);
+}
+
+#[test]
+fn bad_top_level_settings_are_reported_and_defaults_kept() {
+    let (resolved, errors) = resolve(&[editor(json!({"maxMessageBytes": "big"}))]);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(resolved.settings, Settings::default());
+    let (_, errors) = resolve(&[editor(json!({"servers": []}))]);
+    assert!(errors[0].message.contains("\"servers\" must be an object"));
+}
+
+#[test]
+fn user_file_errors_name_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    assert!(UserFile::load(&path).unwrap().is_none());
+    std::fs::write(&path, "{\n  \"servers\": {,\n}").unwrap();
+    let err = UserFile::load(&path).err().unwrap();
+    assert!(err.to_string().contains("line 2, column"), "{err}");
+    std::fs::write(&path, r#"{"servers": {"a": {"command": "x"}}}"#).unwrap();
+    assert!(UserFile::load(&path).unwrap().is_some());
+}

@@ -1,0 +1,10 @@
+//! mcp-sidecar: an LSP server that an editor starts, and an MCP client/host toward MCP servers,
+//! making roots, elicitation and sampling native in the editor.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod logging;
+pub mod lsp;
+pub mod mcp;
+pub mod roots;

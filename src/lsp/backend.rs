@@ -1,0 +1,164 @@
+//! The `LanguageServer` implementation. `initialize` only records what the editor sent (no
+//! server is started inside it); servers start after `initialized`. No handler here awaits a
+//! person except the gated commands.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tower_lsp_server::gen_lsp_types::{
+    DidChangeConfigurationParams, DidChangeWorkspaceFoldersParams, ExecuteCommandOptions,
+    ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams, LspAny,
+    MessageType, RootPath, ServerCapabilities, ServerInfo, WorkspaceFolder,
+    WorkDoneProgressOptions, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
+};
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::editor::Editor;
+use super::ext::{self, EditorCapabilities};
+use super::gate::{Gate, LONG_OPERATION_CAP};
+use crate::config;
+use crate::mcp::{EventReceiver, Manager};
+use crate::roots::Folder;
+
+pub struct Backend {
+    pub(super) client: Client,
+    pub(super) manager: Arc<Manager>,
+    pub(super) gate: Gate,
+    editor: Mutex<Option<Editor>>,
+    events: Mutex<Option<EventReceiver>>,
+    folders: Mutex<Vec<Folder>>,
+    settings: Mutex<Value>,
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Self {
+        let (manager, events) = Manager::new();
+        Self {
+            client,
+            manager,
+            gate: Gate::new(LONG_OPERATION_CAP),
+            editor: Mutex::new(None),
+            events: Mutex::new(Some(events)),
+            folders: Mutex::new(Vec::new()),
+            settings: Mutex::new(Value::Null),
+        }
+    }
+
+    pub fn manager(&self) -> Arc<Manager> {
+        self.manager.clone()
+    }
+
+    pub(super) fn editor(&self) -> Editor {
+        self.editor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| Editor::new(self.client.clone(), EditorCapabilities::default()))
+    }
+
+    /// Re-reads the configuration and applies it; reports each problem once.
+    async fn apply_config(&self) {
+        let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (resolved, errors) = config::load(&settings);
+        for error in errors {
+            tracing::warn!("{error}");
+            self.client.show_message(MessageType::Error, error.to_string()).await;
+        }
+        self.manager.apply(resolved).await;
+    }
+}
+
+fn folder_from(folder: WorkspaceFolder) -> Folder {
+    Folder {
+        uri: folder.uri,
+        name: folder.name,
+    }
+}
+
+/// The folders from `initialize`: `workspaceFolders`, else `rootUri`, else `rootPath`.
+#[allow(deprecated)]
+fn initial_folders(params: &InitializeParams) -> Vec<Folder> {
+    if let Some(WorkspaceFolders::WorkspaceFolderList(folders)) =
+        params.workspace_folders_initialize_params.workspace_folders.clone()
+    {
+        return folders.into_iter().map(folder_from).collect();
+    }
+    let uri = params.root_uri.clone().or_else(|| match &params.root_path {
+        Some(RootPath::String(path)) => url::Url::from_directory_path(path).ok(),
+        _ => None,
+    });
+    uri.map(|uri| {
+        let name = uri
+            .path_segments()
+            .and_then(|mut s| s.rfind(|p| !p.is_empty()).map(str::to_string))
+            .unwrap_or_else(|| uri.to_string());
+        vec![Folder { uri, name }]
+    })
+    .unwrap_or_default()
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let caps = EditorCapabilities::from_experimental(params.capabilities.experimental.as_ref());
+        *self.editor.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Editor::new(self.client.clone(), caps));
+        *self.folders.lock().unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
+        *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
+            config::unwrap_editor_settings(params.initialization_options);
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.execute_command_provider = Some(ExecuteCommandOptions::new(
+            ext::COMMANDS.iter().map(|c| c.to_string()).collect(),
+            WorkDoneProgressOptions::default(),
+        ));
+        let mut folders = WorkspaceFoldersServerCapabilities::default();
+        folders.supported = Some(true);
+        folders.change_notifications = Some(true.into());
+        let mut workspace = WorkspaceOptions::default();
+        workspace.workspace_folders = Some(folders);
+        capabilities.workspace = Some(workspace);
+        capabilities.experimental = Some(ext::server_experimental());
+        Ok(InitializeResult {
+            capabilities,
+            server_info: Some(ServerInfo::new("mcp-sidecar".into(), Some(env!("CARGO_PKG_VERSION").into()))),
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            tokio::spawn(super::notify::forward(self.client.clone(), events));
+        }
+        let folders = self.folders.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        self.manager.set_folders(folders);
+        self.apply_config().await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.manager.shutdown().await;
+        Ok(())
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let folders = {
+            let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+            folders.retain(|f| !params.event.removed.iter().any(|r| r.uri == f.uri));
+            for added in params.event.added {
+                if !folders.iter().any(|f| f.uri == added.uri) {
+                    folders.push(folder_from(added));
+                }
+            }
+            folders.clone()
+        };
+        self.manager.set_folders(folders);
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
+            config::unwrap_editor_settings(Some(params.settings));
+        self.apply_config().await;
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
+        super::commands::execute(self, params).await
+    }
+}

@@ -1,0 +1,151 @@
+//! `workspace/executeCommand`: the `mcp-sidecar.*` commands. Commands that wait on people or on
+//! servers run under the [`Gate`](super::gate::Gate).
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, LspAny, ProgressToken};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+
+use super::backend::Backend;
+use super::ext::{
+    self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
+    RestartServerArgs,
+};
+use crate::mcp::{CallError, ProgressUpdate};
+
+pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
+    let token = params.work_done_progress_params.work_done_token.clone();
+    let arg = params.arguments.unwrap_or_default().into_iter().next();
+    let result = match params.command.as_str() {
+        ext::CMD_LIST_SERVERS => to_value(backend.manager.list_servers()),
+        ext::CMD_LIST_TOOLS => {
+            let args: ListToolsArgs = parse_arg(arg)?;
+            let _permit = backend.gate.enter().map_err(to_lsp)?;
+            to_value(backend.manager.list_tools(args.server.as_deref()).await.map_err(to_lsp)?)
+        }
+        ext::CMD_CALL_TOOL => {
+            let args: CallToolArgs = parse_arg(arg)?;
+            let _permit = backend.gate.enter().map_err(to_lsp)?;
+            call_tool(backend, args, token).await?
+        }
+        ext::CMD_RESTART_SERVER => {
+            let args: RestartServerArgs = parse_arg(arg)?;
+            let _permit = backend.gate.enter().map_err(to_lsp)?;
+            restart_server(backend, args).await?
+        }
+        other => {
+            return Err(Error::invalid_params(format!("unknown command \"{other}\"")));
+        }
+    };
+    Ok(Some(result))
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The command's single argument object; a missing argument is an empty object.
+fn parse_arg<T: DeserializeOwned>(arg: Option<Value>) -> Result<T> {
+    serde_json::from_value(arg.unwrap_or_else(|| Value::Object(Default::default())))
+        .map_err(|e| Error::invalid_params(format!("bad command argument: {e}")))
+}
+
+/// Maps an operation's error to an LSP error with `data.kind` for the editor.
+pub fn to_lsp(error: CallError) -> Error {
+    let code = match error {
+        CallError::UnknownServer(_) => ErrorCode::InvalidParams,
+        CallError::Cancelled => ErrorCode::RequestCancelled,
+        _ => ErrorCode::ServerError(-32000),
+    };
+    Error {
+        code,
+        message: error.to_string().into(),
+        data: Some(error.data()),
+    }
+}
+
+async fn call_tool(backend: &Backend, args: CallToolArgs, token: Option<ProgressToken>) -> Result<Value> {
+    let title = format!("{}: {}", args.server, args.tool);
+    let (progress, reporter) = match token {
+        Some(token) => {
+            let (tx, rx) = mpsc::unbounded_channel::<ProgressUpdate>();
+            let reporter = tokio::spawn(report_progress(backend.client.clone(), token, title, rx));
+            let sink: crate::mcp::ProgressFn = Arc::new(move |u| {
+                let _ = tx.send(u);
+            });
+            (Some(sink), Some(reporter))
+        }
+        None => (None, None),
+    };
+    let result = backend
+        .manager
+        .call_tool(&args.server, &args.tool, args.arguments, progress)
+        .await;
+    if let Some(reporter) = reporter {
+        // The sender is dropped with the call; the reporter ends its progress and exits.
+        let _ = reporter.await;
+    }
+    result.map_err(to_lsp)
+}
+
+/// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token.
+async fn report_progress(
+    client: tower_lsp_server::Client,
+    token: ProgressToken,
+    title: String,
+    mut updates: mpsc::UnboundedReceiver<ProgressUpdate>,
+) {
+    let progress = client.progress(token, title).begin().await;
+    while let Some(update) = updates.recv().await {
+        let amount = match update.total {
+            Some(total) if total > 0.0 => format!("{:.0}%", 100.0 * update.progress / total),
+            _ => format!("{}", update.progress),
+        };
+        let message = match update.message {
+            Some(m) => format!("{m} ({amount})"),
+            None => amount,
+        };
+        progress.report(message).await;
+    }
+    progress.finish().await;
+}
+
+async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Value> {
+    let server = match args.server {
+        Some(server) => server,
+        None => {
+            let servers = backend.manager.list_servers();
+            if servers.is_empty() {
+                return Err(Error::invalid_params("no MCP servers are configured"));
+            }
+            let items = servers
+                .iter()
+                .map(|s| {
+                    QuickPickItem::new(s.status.name.clone())
+                        .with_description(to_value(s.status.state).as_str().unwrap_or_default())
+                })
+                .collect();
+            let picked = backend
+                .editor()
+                .quick_pick(QuickPickParams {
+                    title: "Restart which MCP server?".into(),
+                    items,
+                    ..Default::default()
+                })
+                .await
+                .map_err(to_lsp)?;
+            match picked {
+                Some(QuickPickResult::Selected { selected }) => match selected.first() {
+                    Some(&i) if i < servers.len() => servers[i].status.name.clone(),
+                    _ => return Ok(Value::Null),
+                },
+                _ => return Ok(Value::Null),
+            }
+        }
+    };
+    backend.manager.restart(&server).map_err(to_lsp)?;
+    Ok(serde_json::json!({ "server": server }))
+}

@@ -1,0 +1,100 @@
+//! The editor's UI primitives as the sidecar uses them: each prompt gets a correlation id, a
+//! primitive the editor did not declare is treated as dismissed (never a hang), and a prompt
+//! whose waiter goes away (cancelled request, server gave up) is closed in the editor with
+//! `mcp-sidecar/cancelPrompt`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tower_lsp_server::gen_lsp_types::Request;
+use tower_lsp_server::Client;
+
+use super::ext::{
+    CancelPrompt, CancelPromptParams, EditorCapabilities, InputBox, InputBoxParams,
+    InputBoxResult, QuickPick, QuickPickParams, QuickPickResult,
+};
+use crate::mcp::CallError;
+
+#[derive(Clone)]
+pub struct Editor {
+    client: Client,
+    capabilities: EditorCapabilities,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Editor {
+    pub fn new(client: Client, capabilities: EditorCapabilities) -> Self {
+        Self {
+            client,
+            capabilities,
+            next_id: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    pub fn capabilities(&self) -> EditorCapabilities {
+        self.capabilities
+    }
+
+    pub fn next_prompt_id(&self) -> String {
+        format!("p{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub async fn quick_pick(
+        &self,
+        mut params: QuickPickParams,
+    ) -> Result<Option<QuickPickResult>, CallError> {
+        if !self.capabilities.quick_pick {
+            tracing::info!(title = %params.title, "the editor has no quickPick; treating the prompt as dismissed");
+            return Ok(None);
+        }
+        if params.id.is_empty() {
+            params.id = self.next_prompt_id();
+        }
+        let id = params.id.clone();
+        self.ask::<QuickPick>(id, params).await
+    }
+
+    pub async fn input_box(
+        &self,
+        mut params: InputBoxParams,
+    ) -> Result<Option<InputBoxResult>, CallError> {
+        if !self.capabilities.input_box {
+            tracing::info!(title = %params.title, "the editor has no inputBox; treating the prompt as dismissed");
+            return Ok(None);
+        }
+        if params.id.is_empty() {
+            params.id = self.next_prompt_id();
+        }
+        let id = params.id.clone();
+        self.ask::<InputBox>(id, params).await
+    }
+
+    async fn ask<R: Request>(&self, id: String, params: R::Params) -> Result<R::Result, CallError> {
+        let mut guard = PromptGuard {
+            client: self.client.clone(),
+            id: Some(id),
+        };
+        let result = self.client.send_request::<R>(params).await;
+        guard.id = None;
+        result.map_err(|e| CallError::Refused(format!("the editor failed to show the prompt: {}", e.message)))
+    }
+}
+
+/// Closes the prompt in the editor if the waiter stops waiting before the answer.
+struct PromptGuard {
+    client: Client,
+    id: Option<String>,
+}
+
+impl Drop for PromptGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                client
+                    .send_notification::<CancelPrompt>(CancelPromptParams { id })
+                    .await;
+            });
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The editor contract, version 1: every custom LSP method, command and capability the sidecar
+//! and the editors share. Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
+//! `tests/contract_docs.rs` fails when the two drift apart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tower_lsp_server::gen_lsp_types::{
+    LspNotificationMethod, LspRequestMethod, MessageDirection, Notification, Request,
+};
+
+/// Version of the contract announced in `initialize` (`capabilities.experimental.mcpSidecar`).
+pub const CONTRACT_VERSION: u32 = 1;
+
+/// Every custom method, sidecar → editor.
+pub const INPUT_BOX: &str = "mcp-sidecar/inputBox";
+pub const QUICK_PICK: &str = "mcp-sidecar/quickPick";
+pub const EDIT_DRAFT: &str = "mcp-sidecar/editDraft";
+pub const CANCEL_PROMPT: &str = "mcp-sidecar/cancelPrompt";
+pub const CLIPBOARD: &str = "mcp-sidecar/clipboard";
+pub const LANGUAGE_MODEL: &str = "mcp-sidecar/languageModel";
+pub const SERVER_STATUS: &str = "mcp-sidecar/serverStatus";
+
+/// Every `workspace/executeCommand` command the sidecar advertises.
+pub const CMD_LIST_SERVERS: &str = "mcp-sidecar.listServers";
+pub const CMD_LIST_TOOLS: &str = "mcp-sidecar.listTools";
+pub const CMD_CALL_TOOL: &str = "mcp-sidecar.callTool";
+pub const CMD_RESTART_SERVER: &str = "mcp-sidecar.restartServer";
+
+pub const COMMANDS: &[&str] = &[
+    CMD_LIST_SERVERS,
+    CMD_LIST_TOOLS,
+    CMD_CALL_TOOL,
+    CMD_RESTART_SERVER,
+];
+
+pub const METHODS: &[&str] = &[
+    INPUT_BOX,
+    QUICK_PICK,
+    EDIT_DRAFT,
+    CANCEL_PROMPT,
+    CLIPBOARD,
+    LANGUAGE_MODEL,
+    SERVER_STATUS,
+];
+
+/// What the editor implements, from `initialize` `capabilities.experimental.mcpSidecar`.
+/// A missing key means "not implemented"; the sidecar degrades instead of waiting forever.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EditorCapabilities {
+    pub input_box: bool,
+    pub quick_pick: bool,
+    pub edit_draft: bool,
+    pub clipboard: bool,
+    pub language_model: bool,
+}
+
+impl EditorCapabilities {
+    /// Reads `capabilities.experimental.mcpSidecar`; anything malformed counts as absent.
+    pub fn from_experimental(experimental: Option<&Value>) -> Self {
+        experimental
+            .and_then(|e| e.get("mcpSidecar"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// `mcp-sidecar/inputBox` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputBoxParams {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub password: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_steps: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub can_go_back: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub can_skip: bool,
+}
+
+/// `mcp-sidecar/inputBox` result; `null` (dismissed) is `None` around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InputBoxResult {
+    Value { value: String },
+    Back { back: bool },
+    Skip { skip: bool },
+}
+
+/// One `mcp-sidecar/quickPick` item.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuickPickItem {
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub picked: bool,
+}
+
+impl QuickPickItem {
+    pub fn new(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            ..Self::default()
+        }
+    }
+
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// `mcp-sidecar/quickPick` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuickPickParams {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    pub items: Vec<QuickPickItem>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub can_pick_many: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_steps: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub can_go_back: bool,
+}
+
+/// `mcp-sidecar/quickPick` result; `null` (dismissed) is `None` around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QuickPickResult {
+    Selected { selected: Vec<usize> },
+    Back { back: bool },
+}
+
+/// `mcp-sidecar/editDraft` kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DraftKind {
+    SamplingRequest,
+    SamplingResponse,
+    Form,
+    ToolArguments,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftProblem {
+    pub line: u32,
+    pub message: String,
+}
+
+/// `mcp-sidecar/editDraft` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditDraftParams {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    pub kind: DraftKind,
+    pub title: String,
+    pub language: String,
+    pub text: String,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub problems: Vec<DraftProblem>,
+}
+
+/// `mcp-sidecar/editDraft` result; `null` (closed without choosing) is `None` around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "camelCase")]
+pub enum EditDraftResult {
+    Accept { text: String },
+    Reject,
+}
+
+/// `mcp-sidecar/cancelPrompt` params.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelPromptParams {
+    pub id: String,
+}
+
+/// `mcp-sidecar/clipboard` params.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClipboardParams {
+    pub text: String,
+}
+
+/// Lifecycle states reported in `mcp-sidecar/serverStatus` and `mcp-sidecar.listServers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ServerState {
+    Starting,
+    Running,
+    Stopped,
+    Failed,
+    NeedsTrust,
+}
+
+/// `mcp-sidecar/serverStatus` params (also one row of `mcp-sidecar.listServers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatusParams {
+    pub name: String,
+    pub state: ServerState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One row of `mcp-sidecar.listServers`: the status plus what the sidecar knows of the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSummary {
+    #[serde(flatten)]
+    pub status: ServerStatusParams,
+    pub transport: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    pub tool_count: usize,
+    pub restarts: u32,
+}
+
+/// One row of `mcp-sidecar.listTools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSummary {
+    pub server: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub input_schema: Value,
+}
+
+/// `mcp-sidecar.listTools` argument.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListToolsArgs {
+    #[serde(default)]
+    pub server: Option<String>,
+}
+
+/// `mcp-sidecar.callTool` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolArgs {
+    pub server: String,
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// `mcp-sidecar.restartServer` argument.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RestartServerArgs {
+    #[serde(default)]
+    pub server: Option<String>,
+}
+
+macro_rules! request {
+    ($ty:ident, $method:expr, $params:ty, $result:ty) => {
+        #[doc = concat!("The `", stringify!($ty), "` request of the contract.")]
+        pub enum $ty {}
+        impl Request for $ty {
+            type Params = $params;
+            type Result = $result;
+            const METHOD: LspRequestMethod<'static> = LspRequestMethod::Custom($method);
+            const MESSAGE_DIRECTION: MessageDirection = MessageDirection::ServerToClient;
+        }
+    };
+}
+
+macro_rules! notification {
+    ($ty:ident, $method:expr, $params:ty) => {
+        #[doc = concat!("The `", stringify!($ty), "` notification of the contract.")]
+        pub enum $ty {}
+        impl Notification for $ty {
+            type Params = $params;
+            const METHOD: LspNotificationMethod<'static> = LspNotificationMethod::Custom($method);
+            const MESSAGE_DIRECTION: MessageDirection = MessageDirection::ServerToClient;
+        }
+    };
+}
+
+request!(InputBox, INPUT_BOX, InputBoxParams, Option<InputBoxResult>);
+request!(QuickPick, QUICK_PICK, QuickPickParams, Option<QuickPickResult>);
+request!(EditDraft, EDIT_DRAFT, EditDraftParams, Option<EditDraftResult>);
+request!(LanguageModel, LANGUAGE_MODEL, Value, Value);
+notification!(CancelPrompt, CANCEL_PROMPT, CancelPromptParams);
+notification!(Clipboard, CLIPBOARD, ClipboardParams);
+notification!(ServerStatus, SERVER_STATUS, ServerStatusParams);
+
+/// The `initialize` result's `capabilities.experimental.mcpSidecar`: what this sidecar offers.
+pub fn server_experimental() -> Value {
+    serde_json::json!({
+        "mcpSidecar": {
+            "version": CONTRACT_VERSION,
+            "commands": COMMANDS,
+            "methods": METHODS,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn results_parse_every_documented_shape() {
+        let v: Option<InputBoxResult> = serde_json::from_value(json!({"value": "x"})).unwrap();
+        assert_eq!(v, Some(InputBoxResult::Value { value: "x".into() }));
+        let v: Option<InputBoxResult> = serde_json::from_value(json!({"back": true})).unwrap();
+        assert_eq!(v, Some(InputBoxResult::Back { back: true }));
+        let v: Option<InputBoxResult> = serde_json::from_value(json!({"skip": true})).unwrap();
+        assert_eq!(v, Some(InputBoxResult::Skip { skip: true }));
+        let v: Option<InputBoxResult> = serde_json::from_value(json!(null)).unwrap();
+        assert_eq!(v, None);
+        let v: Option<QuickPickResult> =
+            serde_json::from_value(json!({"selected": [0, 2]})).unwrap();
+        assert_eq!(
+            v,
+            Some(QuickPickResult::Selected {
+                selected: vec![0, 2]
+            })
+        );
+        let v: Option<EditDraftResult> =
+            serde_json::from_value(json!({"action": "accept", "text": "t"})).unwrap();
+        assert_eq!(v, Some(EditDraftResult::Accept { text: "t".into() }));
+        let v: Option<EditDraftResult> =
+            serde_json::from_value(json!({"action": "reject"})).unwrap();
+        assert_eq!(v, Some(EditDraftResult::Reject));
+    }
+
+    #[test]
+    fn params_serialize_with_contract_field_names() {
+        let p = InputBoxParams {
+            id: "1".into(),
+            title: "t".into(),
+            validation_message: Some("bad".into()),
+            total_steps: Some(3),
+            can_go_back: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"id":"1","title":"t","validationMessage":"bad","totalSteps":3,"canGoBack":true})
+        );
+        let s = ServerStatusParams {
+            name: "a".into(),
+            state: ServerState::NeedsTrust,
+            protocol_version: Some("2026-07-28".into()),
+            source: None,
+            message: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"name":"a","state":"needsTrust","protocolVersion":"2026-07-28"})
+        );
+    }
+
+    #[test]
+    fn editor_capabilities_default_to_absent() {
+        let caps = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": {"quickPick": true}})));
+        assert!(caps.quick_pick && !caps.input_box);
+        assert_eq!(EditorCapabilities::from_experimental(None), EditorCapabilities::default());
+        let bad = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": 3})));
+        assert_eq!(bad, EditorCapabilities::default());
+    }
+}

@@ -1,0 +1,34 @@
+//! The LSP side: the server the editor starts, the editor contract, and the commands.
+
+mod backend;
+mod commands;
+pub mod editor;
+pub mod ext;
+pub mod gate;
+mod notify;
+
+pub use backend::Backend;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::{LspService, Server};
+
+/// Serves LSP on the given streams until the editor exits or the stream ends, then stops every
+/// MCP server.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite,
+{
+    let (service, socket) = LspService::new(Backend::new);
+    let manager = service.inner().manager();
+    Server::new(input, output, socket)
+        .concurrency_level(gate::CONCURRENCY_LEVEL)
+        .serve(service)
+        .await;
+    manager.shutdown().await;
+}
+
+/// Serves LSP on this process's stdin/stdout.
+pub async fn serve_stdio() {
+    serve(tokio::io::stdin(), tokio::io::stdout()).await;
+}

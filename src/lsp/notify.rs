@@ -1,0 +1,33 @@
+//! Forwards MCP-side events to the editor, in order.
+
+use tower_lsp_server::gen_lsp_types::MessageType;
+use tower_lsp_server::Client;
+
+use super::ext::ServerStatus;
+use crate::mcp::{Event, EventReceiver, LogLevel};
+
+fn message_type(level: LogLevel) -> MessageType {
+    match level {
+        LogLevel::Error => MessageType::Error,
+        LogLevel::Warning => MessageType::Warning,
+        LogLevel::Info => MessageType::Info,
+        LogLevel::Debug => MessageType::Log,
+    }
+}
+
+pub async fn forward(client: Client, mut events: EventReceiver) {
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::Status(status) => client.send_notification::<ServerStatus>(status).await,
+            Event::Log { level, message } => client.log_message(message_type(level), message).await,
+            Event::Message { level, message } => {
+                client.show_message(message_type(level), message).await;
+            }
+            Event::ToolsChanged { server } => {
+                client
+                    .log_message(MessageType::Log, format!("[{server}] tool list changed"))
+                    .await;
+            }
+        }
+    }
+}

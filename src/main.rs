@@ -1,0 +1,54 @@
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_sidecar::cli::{self, Command};
+
+fn main() -> ExitCode {
+    let args = match cli::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("mcp-sidecar: {e}\n\n{}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    match args.command {
+        Command::Version => {
+            println!("mcp-sidecar {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Command::Help => {
+            println!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    if let Err(e) = mcp_sidecar::logging::init(args.log_level.as_deref(), args.log_file.as_deref()) {
+        eprintln!("mcp-sidecar: {e}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-sidecar: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match args.command {
+            Command::DemoServer { era } => mcp_sidecar::demo::run_stdio(era).await,
+            _ => {
+                mcp_sidecar::lsp::serve_stdio().await;
+                Ok(())
+            }
+        }
+    });
+    // Blocking stdin readers never finish on their own; servers' processes are killed on drop.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-sidecar: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! One live connection to a server: start-up in either era, tool listing, and tool calls driven
+//! to completion through MRTR rounds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    InputResponses, ProtocolVersion, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions,
+    RoleClient, RunningService, ServiceError,
+};
+use serde_json::Value;
+
+use super::error::CallError;
+use super::handler::{progress_key, Handler, ToolCache};
+use super::host::{Host, ProgressFn};
+use super::process::{self, Diagnostics, ServerProcess};
+use super::transport::StdioTransport;
+use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
+
+/// How many `input_required` rounds one call may take before the sidecar gives up.
+pub const MAX_MRTR_ROUNDS: usize = 16;
+
+pub struct Connection {
+    server: Arc<str>,
+    peer: Peer<RoleClient>,
+    handler: Arc<Handler>,
+    pub protocol_version: String,
+    pub modern: bool,
+    pub server_info: Option<Value>,
+    tools: Arc<ToolCache>,
+    diag: Arc<Diagnostics>,
+    timeout: Duration,
+}
+
+/// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
+/// the connection is gone) and the process.
+pub struct Started {
+    pub connection: Arc<Connection>,
+    pub service: RunningService<RoleClient, Arc<Handler>>,
+    pub process: ServerProcess,
+}
+
+/// Starts the server and runs the handshake of the era it speaks.
+pub async fn connect(
+    spec: &ServerSpec,
+    host: Arc<Host>,
+    max_message_bytes: usize,
+    diag: Arc<Diagnostics>,
+) -> Result<Started, String> {
+    let TransportSpec::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &spec.transport
+    else {
+        return Err(
+            "HTTP servers are not supported yet (Streamable HTTP comes with workspace configuration)"
+                .into(),
+        );
+    };
+    let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
+    let mut process = spawned.process;
+    let transport = StdioTransport::new(
+        &spec.name,
+        spawned.stdin,
+        spawned.stdout,
+        max_message_bytes,
+        diag.clone(),
+    );
+    let tools: Arc<ToolCache> = Arc::default();
+    let (lifecycle, legacy_version) = lifecycle(&spec.protocol);
+    let handler = Arc::new(Handler {
+        server: spec.name.as_str().into(),
+        roots: spec.roots.clone(),
+        host,
+        tools: tools.clone(),
+        protocol_version: legacy_version,
+    });
+    let started = tokio::time::timeout(
+        spec.timeout,
+        handler.clone().serve_with_lifecycle(transport, lifecycle),
+    )
+    .await;
+    let service = match started {
+        Ok(Ok(service)) => service,
+        Ok(Err(e)) => {
+            let status = process.stop(Duration::from_millis(200)).await;
+            return Err(startup_failure(&e, status, &diag));
+        }
+        Err(_) => {
+            process.stop(Duration::from_millis(200)).await;
+            return Err(format!(
+                "did not complete the MCP handshake (server/discover or initialize) within {} s{}",
+                spec.timeout.as_secs_f64(),
+                stderr_suffix(&diag)
+            ));
+        }
+    };
+    let info = service.peer_info();
+    let protocol_version = info
+        .as_ref()
+        .map(|i| i.protocol_version.to_string())
+        .unwrap_or_default();
+    let modern = !version(&protocol_version).has_initialize();
+    let server_info = info
+        .as_ref()
+        .and_then(|i| i.server_info.as_ref())
+        .and_then(|s| serde_json::to_value(s).ok());
+    let connection = Arc::new(Connection {
+        server: spec.name.as_str().into(),
+        peer: service.peer().clone(),
+        handler,
+        protocol_version,
+        modern,
+        server_info,
+        tools,
+        diag,
+        timeout: spec.timeout,
+    });
+    Ok(Started {
+        connection,
+        service,
+        process,
+    })
+}
+
+fn lifecycle(pin: &ProtocolPin) -> (ClientLifecycleMode, ProtocolVersion) {
+    let legacy = ProtocolVersion::V_2025_11_25;
+    match pin {
+        ProtocolPin::Auto => (
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(legacy.clone()),
+            },
+            legacy,
+        ),
+        ProtocolPin::Version(v) => {
+            let version = version(v);
+            if version.has_initialize() {
+                (ClientLifecycleMode::Initialize, version)
+            } else {
+                (
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![version],
+                    },
+                    legacy,
+                )
+            }
+        }
+    }
+}
+
+/// A protocol revision by name (config validates pins against the known list).
+fn version(name: &str) -> ProtocolVersion {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|v| v.as_str() == name)
+        .cloned()
+        .or_else(|| serde_json::from_value(Value::String(name.to_string())).ok())
+        .unwrap_or(ProtocolVersion::V_2025_11_25)
+}
+
+fn stderr_suffix(diag: &Diagnostics) -> String {
+    let tail = diag.stderr_tail(3);
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last output: {}", tail.join(" | "))
+    }
+}
+
+fn startup_failure(
+    error: &ClientInitializeError,
+    status: Option<std::process::ExitStatus>,
+    diag: &Diagnostics,
+) -> String {
+    if let Some(fatal) = diag.fatal() {
+        return fatal;
+    }
+    let exited = status
+        .filter(|s| !s.success() || s.code().is_some())
+        .map(|s| process::describe_exit(Some(s)));
+    match exited {
+        Some(exit) => format!(
+            "the server {exit} during start-up{}",
+            stderr_suffix(diag)
+        ),
+        None => format!("the MCP handshake failed: {error}{}", stderr_suffix(diag)),
+    }
+}
+
+impl Connection {
+    pub fn roots_filter(&self) -> &RootsFilter {
+        &self.handler.roots
+    }
+
+
+    pub fn cached_tool_count(&self) -> usize {
+        self.tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or(0, |t| t.len())
+    }
+
+    /// Tells a legacy server that the roots changed.
+    pub async fn notify_roots_changed(&self) {
+        if self.modern {
+            return;
+        }
+        if let Err(e) = self.peer.notify_roots_list_changed().await {
+            tracing::warn!(server = %self.server, "could not send roots/list_changed: {e}");
+        }
+    }
+
+    /// The tools, from the cache or fetched (every page) when the cache is empty.
+    pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, CallError> {
+        if let Some(tools) = self.tools.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(tools);
+        }
+        let tools = tokio::time::timeout(self.timeout, self.peer.list_all_tools())
+            .await
+            .map_err(|_| self.timeout_error())?
+            .map_err(|e| self.service_error(e))?;
+        let tools = Arc::new(tools);
+        *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = Some(tools.clone());
+        Ok(tools)
+    }
+
+    /// Runs `tools/call` to completion: each `input_required` round is answered through the
+    /// handler (roots at once, questions one after another) and retried with a new id, the
+    /// original arguments and the byte-identical `requestState`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<ProgressFn>,
+    ) -> Result<Value, CallError> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        params.arguments = arguments;
+        for _round in 0..MAX_MRTR_ROUNDS {
+            let result = self.send_call(params.clone(), progress.clone()).await?;
+            match result {
+                ServerResult::CallToolResult(result) => {
+                    return serde_json::to_value(result).map_err(|e| self.protocol(e.to_string()));
+                }
+                ServerResult::InputRequiredResult(required) => {
+                    if !self.modern {
+                        return Err(self.protocol(
+                            "sent input_required on a legacy (initialize) session".into(),
+                        ));
+                    }
+                    let requests = required.input_requests.unwrap_or_default();
+                    if requests.is_empty() && required.request_state.is_none() {
+                        return Err(self.protocol(
+                            "sent input_required with neither inputRequests nor requestState"
+                                .into(),
+                        ));
+                    }
+                    let mut responses = InputResponses::new();
+                    for (key, request) in requests {
+                        let answer = self
+                            .handler
+                            .answer_input(&key, request)
+                            .await
+                            .map_err(CallError::Refused)?;
+                        responses.insert(key, answer);
+                    }
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = required.request_state;
+                }
+                _ => return Err(self.protocol("answered tools/call with an unexpected result".into())),
+            }
+        }
+        Err(self.protocol(format!(
+            "still asked for input after {MAX_MRTR_ROUNDS} rounds; the call was abandoned"
+        )))
+    }
+
+    /// One `tools/call` request: progress routed to `progress`, a timeout on the server's own
+    /// time, and `notifications/cancelled` if the caller gives up (drops this future) first.
+    async fn send_call(
+        &self,
+        params: CallToolRequestParams,
+        progress: Option<ProgressFn>,
+    ) -> Result<ServerResult, CallError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.service_error(e))?;
+        let guard = CancelGuard {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+            host: self.handler.host.clone(),
+            progress_key: progress_key(&handle.progress_token),
+        };
+        if let Some(sink) = progress {
+            self.handler
+                .host
+                .register_progress(guard.progress_key.clone(), sink);
+        }
+        let outcome = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        let mut guard = guard;
+        match outcome {
+            Ok(result) => {
+                guard.id = None;
+                result.map_err(|e| self.service_error(e))
+            }
+            Err(_) => Err(self.timeout_error()),
+        }
+    }
+
+    fn timeout_error(&self) -> CallError {
+        CallError::Timeout {
+            server: self.server.to_string(),
+            seconds: self.timeout.as_secs_f64(),
+        }
+    }
+
+    fn protocol(&self, message: String) -> CallError {
+        CallError::Protocol {
+            server: self.server.to_string(),
+            message,
+        }
+    }
+
+    /// Maps rmcp's errors; a closed transport becomes the clearest reason known.
+    pub fn service_error(&self, error: ServiceError) -> CallError {
+        match error {
+            ServiceError::McpError(e) => CallError::Server {
+                server: self.server.to_string(),
+                code: e.code.0,
+                message: e.message.to_string(),
+                data: e.data,
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                CallError::ServerGone {
+                    server: self.server.to_string(),
+                    reason: self.diag.fatal().unwrap_or_else(|| {
+                        format!("the connection closed (the server exited){}", stderr_suffix(&self.diag))
+                    }),
+                }
+            }
+            ServiceError::Timeout { .. } => self.timeout_error(),
+            ServiceError::Cancelled { .. } => CallError::Cancelled,
+            other => self.protocol(other.to_string()),
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting, and always
+/// unregisters its progress sink.
+struct CancelGuard {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+    host: Arc<Host>,
+    progress_key: String,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        self.host.unregister_progress(&self.progress_key);
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let params = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled by the editor".into()),
+                );
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The one place that answers a server's questions, whether they arrive as legacy
+//! server→client requests (through rmcp's `ClientHandler`) or as 2026-07-28 `inputRequests`
+//! entries (through [`Handler::answer_input`]). Also receives the server's notifications.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation, InputRequest,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, Root as McpRoot, RootsCapabilities,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::ClientHandler;
+use serde_json::Value;
+
+use super::host::{Event, Host, LogLevel, ProgressUpdate};
+use super::CLIENT_NAME;
+use crate::config::RootsFilter;
+
+/// Invalidated when the server says its tool list changed.
+pub type ToolCache = std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
+
+pub struct Handler {
+    pub server: Arc<str>,
+    pub roots: RootsFilter,
+    pub host: Arc<Host>,
+    pub tools: Arc<ToolCache>,
+    pub protocol_version: ProtocolVersion,
+}
+
+/// The answer to one input request, or the reason the whole call must end.
+pub type Answer = Result<Value, String>;
+
+impl Handler {
+    fn roots_declared(&self) -> bool {
+        self.roots != RootsFilter::None
+    }
+
+    pub fn current_roots(&self) -> ListRootsResult {
+        let roots = crate::roots::for_server(&self.host.roots(), &self.roots);
+        ListRootsResult::new(
+            roots
+                .into_iter()
+                .map(|r| McpRoot::new(r.uri).with_name(r.name))
+                .collect(),
+        )
+    }
+
+    /// Answers one 2026-07-28 input request. Roots are answered at once; questions this sidecar
+    /// has not declared are refused the way the spec asks (no retry).
+    pub async fn answer_input(&self, key: &str, request: InputRequest) -> Answer {
+        match request {
+            InputRequest::ListRoots(_) => {
+                if !self.roots_declared() {
+                    return Err(format!(
+                        "the server asked for roots (\"{key}\"), which are turned off for it"
+                    ));
+                }
+                serde_json::to_value(self.current_roots()).map_err(|e| e.to_string())
+            }
+            InputRequest::Elicitation(request) => {
+                let result = self.elicit(request.params).await;
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            }
+            InputRequest::CreateMessage(_) => Err(format!(
+                "the server asked for a model completion (\"{key}\"), which this sidecar does not offer"
+            )),
+            _ => Err(format!("the server sent an input request of an unknown kind (\"{key}\")")),
+        }
+    }
+
+    /// Elicitation is not declared yet; a server that asks anyway gets a decline.
+    async fn elicit(&self, _params: ElicitRequestParams) -> ElicitResult {
+        tracing::warn!(server = %self.server, "declining an elicitation: not declared by this sidecar");
+        ElicitResult::new(ElicitationAction::Decline)
+    }
+}
+
+/// The capabilities declared to a server, in both eras.
+pub fn capabilities(roots: bool) -> ClientCapabilities {
+    let mut caps = ClientCapabilities::default();
+    if roots {
+        let mut rc = RootsCapabilities::default();
+        rc.list_changed = Some(true);
+        caps.roots = Some(rc);
+    }
+    caps
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            capabilities(self.roots_declared()),
+            Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(self.protocol_version.clone())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        if !self.roots_declared() {
+            return Err(ErrorData::method_not_found::<rmcp::model::ListRootsRequestMethod>());
+        }
+        Ok(self.current_roots())
+    }
+
+    /// Not declared yet: a legacy client answers an undeclared request with -32601.
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Err(ErrorData::method_not_found::<rmcp::model::ElicitationCreateRequestMethod>())
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>())
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.host.progress(
+            &progress_key(&params.progress_token),
+            ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            },
+        );
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = match params.level {
+            LoggingLevel::Debug => LogLevel::Debug,
+            LoggingLevel::Info | LoggingLevel::Notice => LogLevel::Info,
+            LoggingLevel::Warning => LogLevel::Warning,
+            _ => LogLevel::Error,
+        };
+        let text = match &params.data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let logger = params.logger.map(|l| format!("{l}: ")).unwrap_or_default();
+        self.host.emit(Event::Log {
+            level,
+            message: format!("[{}] {logger}{text}", self.server),
+        });
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.host.emit(Event::ToolsChanged {
+            server: self.server.to_string(),
+        });
+    }
+}
+
+/// The key progress sinks are registered under.
+pub fn progress_key(token: &ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}

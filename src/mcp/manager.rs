@@ -1,0 +1,277 @@
+//! The server manager: applies configuration (starting, stopping and restarting only what
+//! changed), keeps the roots, and routes the editor's operations to the right connection.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::CallError;
+use super::host::{Event, EventReceiver, Host, LogLevel, ProgressFn};
+use super::supervisor::{Limits, Slot};
+use crate::config::{Resolved, Settings};
+use crate::lsp::ext::{ServerState, ServerSummary, ToolSummary};
+use crate::roots::{self, Folder};
+
+/// How long roots changes are gathered before legacy servers are told.
+const ROOTS_DEBOUNCE: Duration = Duration::from_millis(150);
+/// How long shutdown waits for all servers together.
+const SHUTDOWN_BOUND: Duration = Duration::from_secs(5);
+
+pub struct Manager {
+    host: Arc<Host>,
+    inner: Mutex<Inner>,
+    roots_generation: AtomicU64,
+}
+
+#[derive(Default)]
+struct Inner {
+    settings: Settings,
+    folders: Vec<Folder>,
+    slots: BTreeMap<String, Arc<Slot>>,
+}
+
+impl Manager {
+    pub fn new() -> (Arc<Manager>, EventReceiver) {
+        let (host, events) = Host::new();
+        let manager = Manager {
+            host,
+            inner: Mutex::new(Inner::default()),
+            roots_generation: AtomicU64::new(0),
+        };
+        (Arc::new(manager), events)
+    }
+
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies a new configuration: servers whose definition is unchanged keep running.
+    pub async fn apply(self: &Arc<Self>, resolved: Resolved) {
+        let mut retired = Vec::new();
+        {
+            let mut inner = self.inner();
+            let roots_changed = inner.settings.roots != resolved.settings.roots;
+            inner.settings = resolved.settings;
+            let limits = Limits {
+                max_message_bytes: inner.settings.max_message_bytes,
+                max_restarts: inner.settings.max_restarts,
+            };
+            let mut next = BTreeMap::new();
+            for entry in resolved.servers {
+                let name = match &entry {
+                    Ok(spec) => spec.name.clone(),
+                    Err(e) => e.server.clone().unwrap_or_default(),
+                };
+                let unchanged = inner.slots.get(&name).is_some_and(|slot| match &entry {
+                    Ok(spec) => slot.spec.as_ref() == Some(spec),
+                    Err(_) => false,
+                });
+                if unchanged {
+                    if let Some(slot) = inner.slots.remove(&name) {
+                        next.insert(name, slot);
+                    }
+                    continue;
+                }
+                if let Some(old) = inner.slots.remove(&name) {
+                    retired.push(old);
+                }
+                let slot = match entry {
+                    Ok(spec) if spec.disabled => Slot::inert(
+                        name.clone(),
+                        Some(spec.clone()),
+                        ServerState::Stopped,
+                        Some(spec.source.to_string()),
+                        "disabled in its configuration".into(),
+                        self.host.clone(),
+                    ),
+                    Ok(spec) => Slot::start(spec, self.host.clone(), limits),
+                    Err(e) => {
+                        self.host.emit(Event::Message {
+                            level: LogLevel::Error,
+                            message: e.to_string(),
+                        });
+                        Slot::inert(
+                            name.clone(),
+                            None,
+                            ServerState::Failed,
+                            Some(e.origin.to_string()),
+                            e.message,
+                            self.host.clone(),
+                        )
+                    }
+                };
+                next.insert(name, slot);
+            }
+            retired.extend(std::mem::take(&mut inner.slots).into_values());
+            inner.slots = next;
+            if roots_changed {
+                drop(inner);
+                self.recompute_roots();
+            }
+        }
+        for slot in retired {
+            tokio::spawn(async move { slot.stop(true).await });
+        }
+    }
+
+    /// The editor's workspace folders changed (or were first given).
+    pub fn set_folders(self: &Arc<Self>, folders: Vec<Folder>) {
+        self.inner().folders = folders;
+        self.recompute_roots();
+    }
+
+    fn recompute_roots(self: &Arc<Self>) {
+        let roots = {
+            let inner = self.inner();
+            roots::compute(&inner.folders, &inner.settings.roots)
+        };
+        if !self.host.set_roots(roots) {
+            return;
+        }
+        let generation = self.roots_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let this = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(ROOTS_DEBOUNCE).await;
+            if this.roots_generation.load(Ordering::SeqCst) == generation {
+                this.notify_roots_changed().await;
+            }
+        });
+    }
+
+    /// Tells each running legacy server whose own view of the roots changed.
+    async fn notify_roots_changed(&self) {
+        let all = self.host.roots();
+        let slots: Vec<_> = self.inner().slots.values().cloned().collect();
+        for slot in slots {
+            let Some(connection) = slot.connection() else { continue };
+            let view = roots::for_server(&all, connection.roots_filter());
+            let changed = {
+                let mut state = slot.lock();
+                let changed = state.roots_seen != view;
+                state.roots_seen = view;
+                changed
+            };
+            if changed {
+                connection.notify_roots_changed().await;
+            }
+        }
+    }
+
+    /// The roots as the given server would see them now.
+    pub fn roots(&self) -> Vec<roots::Root> {
+        self.host.roots()
+    }
+
+    pub fn server_names(&self) -> Vec<String> {
+        self.inner().slots.keys().cloned().collect()
+    }
+
+    pub fn list_servers(&self) -> Vec<ServerSummary> {
+        let slots: Vec<_> = self.inner().slots.values().cloned().collect();
+        slots
+            .iter()
+            .map(|slot| {
+                let state = slot.lock();
+                ServerSummary {
+                    status: state.status.clone(),
+                    transport: slot.transport.to_string(),
+                    server_info: state.connection.as_ref().and_then(|c| c.server_info.clone()),
+                    tool_count: state.connection.as_ref().map_or(0, |c| c.cached_tool_count()),
+                    restarts: state.restarts,
+                }
+            })
+            .collect()
+    }
+
+    fn slot(&self, server: &str) -> Result<Arc<Slot>, CallError> {
+        self.inner()
+            .slots
+            .get(server)
+            .cloned()
+            .ok_or_else(|| CallError::UnknownServer(server.to_string()))
+    }
+
+    fn running(&self, server: &str) -> Result<Arc<super::connection::Connection>, CallError> {
+        let slot = self.slot(server)?;
+        let state = slot.lock();
+        state.connection.clone().ok_or_else(|| CallError::NotRunning {
+            server: server.to_string(),
+            state: serde_json::to_value(state.status.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            detail: state.status.message.clone(),
+        })
+    }
+
+    /// Tools of one server, or of every running server.
+    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
+        let names = match server {
+            Some(name) => vec![name.to_string()],
+            None => self.server_names(),
+        };
+        let mut out = Vec::new();
+        for name in names {
+            let connection = match self.running(&name) {
+                Ok(c) => c,
+                Err(e) if server.is_some() => return Err(e),
+                Err(_) => continue,
+            };
+            let tools = match connection.tools().await {
+                Ok(t) => t,
+                Err(e) if server.is_some() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(server = %name, "listing tools failed: {e}");
+                    continue;
+                }
+            };
+            out.extend(tools.iter().map(|t| ToolSummary {
+                server: name.clone(),
+                name: t.name.to_string(),
+                title: t.title.clone(),
+                description: t.description.as_ref().map(|d| d.to_string()),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Runs a tool to completion and returns the MCP `CallToolResult` as JSON.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<ProgressFn>,
+    ) -> Result<Value, CallError> {
+        let connection = self.running(server)?;
+        connection.call_tool(tool, arguments, progress).await
+    }
+
+    /// Restarts a server now (also one that gave up after too many crashes).
+    pub fn restart(&self, server: &str) -> Result<(), CallError> {
+        let slot = self.slot(server)?;
+        if slot.restart() {
+            return Ok(());
+        }
+        let message = slot.lock().status.message.clone().unwrap_or_default();
+        Err(CallError::Refused(format!(
+            "server \"{server}\" cannot be started: {message}"
+        )))
+    }
+
+    /// Stops every server, waiting a bounded time; called on `shutdown`, `exit` and EOF.
+    pub async fn shutdown(&self) {
+        let slots: Vec<_> = std::mem::take(&mut self.inner().slots).into_values().collect();
+        let stops = slots.iter().map(|s| s.stop(false));
+        if tokio::time::timeout(SHUTDOWN_BOUND, futures::future::join_all(stops))
+            .await
+            .is_err()
+        {
+            tracing::warn!("some servers did not stop in time; they are killed on exit");
+        }
+    }
+}

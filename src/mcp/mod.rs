@@ -1,0 +1,22 @@
+//! The MCP side: one supervised connection per configured server, over rmcp. rmcp types stay
+//! inside this module; the rest of the sidecar sees [`Manager`], [`Event`] and JSON values.
+//! Roots, sampling and logging are deprecated by SEP-2577 but still part of the protocol until
+//! at least 2027-07-28, so their rmcp types are used on purpose.
+#![allow(deprecated)]
+
+mod connection;
+mod error;
+mod handler;
+mod host;
+mod manager;
+mod process;
+mod supervisor;
+mod transport;
+
+pub use error::CallError;
+pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
+pub use manager::Manager;
+pub use transport::parse_line;
+
+/// Client name announced to servers.
+pub const CLIENT_NAME: &str = "mcp-sidecar";

@@ -1,0 +1,315 @@
+//! One task per configured server: start it, report every state change, notice when it dies,
+//! restart it with bounded backoff, stop it on request. Callers reach the live connection
+//! through the [`Slot`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::connection::{self, Connection, Started};
+use super::host::{Event, Host, LogLevel};
+use super::process::{describe_exit, Diagnostics};
+use crate::config::ServerSpec;
+use crate::lsp::ext::{ServerState, ServerStatusParams};
+use crate::roots::Root;
+
+/// A connection that stayed up this long resets the restart budget.
+const HEALTHY_AFTER: Duration = Duration::from_secs(60);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+pub enum Control {
+    Restart,
+    Stop(oneshot::Sender<()>),
+}
+
+pub struct SlotState {
+    pub status: ServerStatusParams,
+    pub connection: Option<Arc<Connection>>,
+    pub restarts: u32,
+    /// The roots this server was last told about (legacy `roots/list_changed` bookkeeping).
+    pub roots_seen: Vec<Root>,
+}
+
+pub struct Slot {
+    pub name: String,
+    pub spec: Option<ServerSpec>,
+    pub transport: &'static str,
+    state: Mutex<SlotState>,
+    control: Option<mpsc::UnboundedSender<Control>>,
+    retired: AtomicBool,
+    host: Arc<Host>,
+}
+
+/// Limits that apply to every server, from the settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_message_bytes: usize,
+    pub max_restarts: u32,
+}
+
+impl Slot {
+    /// A slot that never runs: a definition with an error, or a disabled server.
+    pub fn inert(
+        name: String,
+        spec: Option<ServerSpec>,
+        state: ServerState,
+        source: Option<String>,
+        message: String,
+        host: Arc<Host>,
+    ) -> Arc<Slot> {
+        let slot = Arc::new(Slot {
+            transport: spec.as_ref().map_or("unknown", |s| s.transport.kind()),
+            spec,
+            state: Mutex::new(SlotState {
+                status: ServerStatusParams {
+                    name: name.clone(),
+                    state,
+                    protocol_version: None,
+                    source,
+                    message: Some(message),
+                },
+                connection: None,
+                restarts: 0,
+                roots_seen: Vec::new(),
+            }),
+            name,
+            control: None,
+            retired: AtomicBool::new(false),
+            host,
+        });
+        slot.publish();
+        slot
+    }
+
+    /// Starts the supervisor task for `spec`.
+    pub fn start(spec: ServerSpec, host: Arc<Host>, limits: Limits) -> Arc<Slot> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let slot = Arc::new(Slot {
+            name: spec.name.clone(),
+            transport: spec.transport.kind(),
+            state: Mutex::new(SlotState {
+                status: ServerStatusParams {
+                    name: spec.name.clone(),
+                    state: ServerState::Starting,
+                    protocol_version: None,
+                    source: Some(spec.source.to_string()),
+                    message: None,
+                },
+                connection: None,
+                restarts: 0,
+                roots_seen: Vec::new(),
+            }),
+            spec: Some(spec),
+            control: Some(tx),
+            retired: AtomicBool::new(false),
+            host,
+        });
+        tokio::spawn(supervise(slot.clone(), limits, rx));
+        slot
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn connection(&self) -> Option<Arc<Connection>> {
+        self.lock().connection.clone()
+    }
+
+
+    pub fn restart(&self) -> bool {
+        self.control
+            .as_ref()
+            .is_some_and(|c| c.send(Control::Restart).is_ok())
+    }
+
+    /// Stops the server and waits (bounded by the caller) until it is down. A retired slot
+    /// reports nothing more: a replacement may already be reporting under the same name.
+    pub async fn stop(&self, retire: bool) {
+        if retire {
+            self.retired.store(true, Ordering::SeqCst);
+        }
+        let Some(control) = &self.control else { return };
+        let (tx, rx) = oneshot::channel();
+        if control.send(Control::Stop(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    fn set(&self, state: ServerState, message: Option<String>, connection: Option<Arc<Connection>>) {
+        {
+            let mut s = self.lock();
+            s.status.state = state;
+            s.status.message = message;
+            s.status.protocol_version = connection.as_ref().map(|c| c.protocol_version.clone());
+            if let Some(c) = &connection {
+                s.roots_seen = crate::roots::for_server(&self.host.roots(), c.roots_filter());
+            }
+            s.connection = connection;
+        }
+        self.publish();
+    }
+
+    fn publish(&self) {
+        if !self.retired.load(Ordering::SeqCst) {
+            let status = self.lock().status.clone();
+            self.host.emit(Event::Status(status));
+        }
+    }
+
+    fn tell(&self, level: LogLevel, message: String) {
+        if !self.retired.load(Ordering::SeqCst) {
+            self.host.emit(Event::Message { level, message });
+        }
+    }
+}
+
+enum Next {
+    Retry,
+    Restart,
+    Stop(Option<oneshot::Sender<()>>),
+}
+
+async fn supervise(slot: Arc<Slot>, limits: Limits, mut control: mpsc::UnboundedReceiver<Control>) {
+    let Some(spec) = slot.spec.clone() else { return };
+    let mut failures: u32 = 0;
+    loop {
+        slot.set(ServerState::Starting, None, None);
+        let diag = Arc::new(Diagnostics::default());
+        let connecting = connection::connect(&spec, slot.host.clone(), limits.max_message_bytes, diag.clone());
+        let next = tokio::select! {
+            started = connecting => match started {
+                Ok(started) => run_connected(&slot, started, &diag, &mut control, &mut failures).await,
+                Err(message) => {
+                    tracing::warn!(server = %slot.name, "failed to start: {message}");
+                    if failures == 0 {
+                        slot.tell(LogLevel::Error, format!("MCP server \"{}\" failed to start: {message}", slot.name));
+                    }
+                    slot.set(ServerState::Failed, Some(message), None);
+                    Next::Retry
+                }
+            },
+            c = control.recv() => on_control(c),
+        };
+        match next {
+            Next::Stop(ack) => {
+                slot.set(ServerState::Stopped, None, None);
+                if let Some(ack) = ack {
+                    let _ = ack.send(());
+                }
+                return;
+            }
+            Next::Restart => {
+                failures = 0;
+                continue;
+            }
+            Next::Retry => {}
+        }
+        failures += 1;
+        let wait = if failures > limits.max_restarts {
+            let message = format!(
+                "{}; gave up after {} restarts (run \"MCP: Restart Server\" to try again)",
+                slot.lock().status.message.clone().unwrap_or_default(),
+                limits.max_restarts
+            );
+            slot.tell(LogLevel::Error, format!("MCP server \"{}\": {message}", slot.name));
+            slot.set(ServerState::Failed, Some(message), None);
+            None
+        } else {
+            Some(backoff(failures))
+        };
+        let next = match wait {
+            Some(delay) => tokio::select! {
+                _ = tokio::time::sleep(delay) => Next::Retry,
+                c = control.recv() => on_control(c),
+            },
+            None => on_control(control.recv().await),
+        };
+        match next {
+            Next::Stop(ack) => {
+                slot.set(ServerState::Stopped, None, None);
+                if let Some(ack) = ack {
+                    let _ = ack.send(());
+                }
+                return;
+            }
+            Next::Restart => failures = 0,
+            Next::Retry => slot.lock().restarts += 1,
+        }
+    }
+}
+
+fn on_control(control: Option<Control>) -> Next {
+    match control {
+        Some(Control::Restart) => Next::Restart,
+        Some(Control::Stop(ack)) => Next::Stop(Some(ack)),
+        None => Next::Stop(None),
+    }
+}
+
+fn backoff(failures: u32) -> Duration {
+    let millis = 500u64.saturating_mul(1 << failures.saturating_sub(1).min(5));
+    Duration::from_millis(millis).min(MAX_BACKOFF)
+}
+
+/// Runs while the server is up; returns what to do once it is not.
+async fn run_connected(
+    slot: &Arc<Slot>,
+    started: Started,
+    diag: &Diagnostics,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+    failures: &mut u32,
+) -> Next {
+    let Started {
+        connection,
+        service,
+        mut process,
+    } = started;
+    let up_since = Instant::now();
+    tracing::info!(server = %slot.name, pid = ?process.pid(), version = %connection.protocol_version, "server running");
+    slot.set(ServerState::Running, None, Some(connection.clone()));
+    prefetch_tools(slot.clone(), connection.clone());
+    let cancel = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => {
+            let status = match process.try_status() {
+                Some(status) => Some(status),
+                None => process.stop(Duration::from_millis(500)).await,
+            };
+            let message = diag.fatal().unwrap_or_else(|| {
+                let tail = diag.stderr_tail(3);
+                let exit = describe_exit(status);
+                if tail.is_empty() { format!("the server {exit}") } else { format!("the server {exit}: {}", tail.join(" | ")) }
+            });
+            if up_since.elapsed() > HEALTHY_AFTER {
+                *failures = 0;
+            }
+            tracing::warn!(server = %slot.name, "{message}");
+            if *failures == 0 {
+                slot.tell(LogLevel::Warning, format!("MCP server \"{}\" stopped: {message}; restarting", slot.name));
+            }
+            slot.set(ServerState::Failed, Some(message), None);
+            Next::Retry
+        }
+        c = control.recv() => {
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+            process.stop(Duration::from_secs(1)).await;
+            slot.set(ServerState::Stopped, None, None);
+            on_control(c)
+        }
+    }
+}
+
+/// Fills the tool cache in the background so `listServers` can show a count.
+fn prefetch_tools(slot: Arc<Slot>, connection: Arc<Connection>) {
+    tokio::spawn(async move {
+        if let Err(e) = connection.tools().await {
+            tracing::debug!(server = %slot.name, "could not list tools: {e}");
+        }
+    });
+}

@@ -1,0 +1,300 @@
+//! In-process LSP tests over `tokio::io::duplex`: the editor contract, roots in both eras, and
+//! the never-wedge regression.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::*;
+
+fn uris(roots: &Value) -> Vec<String> {
+    let mut v: Vec<String> = roots["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+async fn roots_of(editor: &TestEditor, server: &str) -> Value {
+    let result = editor
+        .command("mcp-sidecar.callTool", json!({"server": server, "tool": "list_roots", "arguments": {}}))
+        .await;
+    structured(&result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_declares_the_contract_and_starts_nothing_inside_it() {
+    let editor = in_process();
+    let response = editor
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": {"servers": {"demo": demo_server("both", None)}}}),
+        )
+        .await;
+    let caps = &response["result"]["capabilities"];
+    let commands: Vec<&str> = caps["executeCommandProvider"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(commands, mcp_sidecar::lsp::ext::COMMANDS);
+    assert_eq!(caps["experimental"]["mcpSidecar"]["version"], 1);
+    assert_eq!(caps["workspace"]["workspaceFolders"]["changeNotifications"], true);
+    // Nothing starts before `initialized`.
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed, json!([]));
+    let mark = editor.mark();
+    editor.notify("initialized", json!({})).await;
+    let status = editor.wait_status(mark, "demo", "running").await;
+    assert!(status["protocolVersion"].is_string());
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_follow_workspace_folders_in_both_eras() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let c = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[(a.path(), "a"), (b.path(), "b")],
+            json!({"servers": {
+                "legacy": demo_server("both", Some("2025-11-25")),
+                "modern": demo_server("both", Some("2026-07-28")),
+                "fallback": demo_server("legacy", None),
+                "discover": demo_server("modern", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    let expected_versions = [
+        ("legacy", "2025-11-25"),
+        ("modern", "2026-07-28"),
+        ("fallback", "2025-11-25"),
+        ("discover", "2026-07-28"),
+    ];
+    for (server, version) in expected_versions {
+        let status = editor.wait_status(mark, server, "running").await;
+        assert_eq!(status["protocolVersion"], version, "{server}");
+    }
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    for (server, version) in expected_versions {
+        let row = listed.as_array().unwrap().iter().find(|r| r["name"] == server).unwrap();
+        assert_eq!(row["protocolVersion"], version);
+        assert_eq!(row["source"], "editor settings");
+        assert_eq!(row["transport"], "stdio");
+    }
+    let both = {
+        let mut v = vec![file_uri(a.path()), file_uri(b.path())];
+        v.sort();
+        v
+    };
+    for server in ["legacy", "modern", "fallback", "discover"] {
+        let roots = roots_of(&editor, server).await;
+        assert_eq!(uris(&roots), both, "{server}");
+    }
+    let legacy_before = roots_of(&editor, "legacy").await["listChangedCount"].as_u64().unwrap();
+
+    // Replace folder a by c.
+    editor
+        .notify(
+            "workspace/didChangeWorkspaceFolders",
+            json!({"event": {
+                "added": [{"uri": file_uri(c.path()), "name": "c"}],
+                "removed": [{"uri": file_uri(a.path()), "name": "a"}],
+            }}),
+        )
+        .await;
+    let after = {
+        let mut v = vec![file_uri(b.path()), file_uri(c.path())];
+        v.sort();
+        v
+    };
+    // The legacy server is told (roots/list_changed) and then sees the new set.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let roots = roots_of(&editor, "legacy").await;
+        if roots["listChangedCount"].as_u64().unwrap() > legacy_before {
+            assert_eq!(uris(&roots), after);
+            break;
+        }
+        assert!(Instant::now() < deadline, "legacy server never got roots/list_changed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A 2026-07-28 server asking through input_required gets the same set.
+    assert_eq!(uris(&roots_of(&editor, "modern").await), after);
+    assert_eq!(uris(&roots_of(&editor, "discover").await), after);
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_server_roots_settings_narrow_what_each_server_sees() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    let mut only_b = demo_server("both", Some("2026-07-28"));
+    only_b["roots"] = json!([b.path()]);
+    let mut none = demo_server("both", Some("2025-11-25"));
+    none["roots"] = json!(false);
+    editor
+        .initialize(
+            &[(a.path(), "a"), (b.path(), "b")],
+            json!({"servers": {"onlyB": only_b, "none": none}}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "onlyB", "running").await;
+    editor.wait_status(mark, "none", "running").await;
+    assert_eq!(uris(&roots_of(&editor, "onlyB").await), vec![file_uri(b.path())]);
+    // With roots turned off, the capability is not declared and the legacy request is refused.
+    let response = editor
+        .command_response("mcp-sidecar.callTool", json!({"server": "none", "tool": "list_roots"}))
+        .await;
+    let text = response.to_string();
+    assert!(text.contains("isError") || response.get("error").is_some(), "{text}");
+    editor.shutdown_and_exit().await;
+}
+
+/// Fills the cap of long operations with prompts nobody answers, and shows that a new one is
+/// refused at once while `$/cancelRequest`, a short request and `shutdown` are still answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_prompts_never_wedge_the_lsp_loop() {
+    use mcp_sidecar::lsp::gate::LONG_OPERATION_CAP;
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"demo": demo_server("both", None)}}),
+            json!({"mcpSidecar": {"quickPick": true, "inputBox": true}}),
+        )
+        .await;
+    editor.wait_status(mark, "demo", "running").await;
+    let mut waiting = Vec::new();
+    for _ in 0..LONG_OPERATION_CAP {
+        waiting.push(
+            editor
+                .start_request("workspace/executeCommand", json!({"command": "mcp-sidecar.restartServer", "arguments": [{}]}))
+                .await,
+        );
+    }
+    let mut prompts = Vec::new();
+    for _ in 0..LONG_OPERATION_CAP {
+        prompts.push(editor.next_request("mcp-sidecar/quickPick").await);
+    }
+    assert_eq!(prompts[0]["params"]["items"][0]["label"], "demo");
+
+    let started = Instant::now();
+    let busy = editor
+        .command_response("mcp-sidecar.restartServer", json!({}))
+        .await;
+    assert_eq!(busy["error"]["data"]["kind"], "busy", "{busy}");
+
+    let (cancel_id, cancel_rx) = waiting.remove(0);
+    let mark = editor.mark();
+    editor.notify("$/cancelRequest", json!({"id": cancel_id})).await;
+    let cancelled = tokio::time::timeout(WAIT, cancel_rx).await.unwrap().unwrap();
+    assert_eq!(cancelled["error"]["code"], -32800, "{cancelled}");
+    let closed = editor
+        .wait_notification(mark, |n| n["method"] == "mcp-sidecar/cancelPrompt")
+        .await;
+    assert_eq!(closed["params"]["id"], prompts[0]["params"]["id"]);
+
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed[0]["name"], "demo");
+    let short_requests = started.elapsed();
+
+    // Answering a prompt frees its operation: the server is restarted.
+    let mark = editor.mark();
+    editor.respond(&prompts[1], json!({"selected": [0]})).await;
+    let (_, answered) = waiting.remove(0);
+    let answered = tokio::time::timeout(WAIT, answered).await.unwrap().unwrap();
+    assert_eq!(answered["result"], json!({"server": "demo"}));
+    editor.wait_status(mark, "demo", "starting").await;
+
+    let started = Instant::now();
+    let response = editor.request("shutdown", Value::Null).await;
+    assert!(response.get("error").is_none());
+    let shutdown = started.elapsed();
+    assert!(short_requests < Duration::from_secs(2), "{short_requests:?}");
+    assert!(shutdown < Duration::from_secs(6), "{shutdown:?}");
+    editor.notify("exit", Value::Null).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_without_a_quick_pick_is_dismissed_not_hung() {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(&[], json!({"servers": {"demo": demo_server("both", None)}}), json!({}))
+        .await;
+    editor.wait_status(mark, "demo", "running").await;
+    let result = editor.command("mcp-sidecar.restartServer", json!({})).await;
+    assert_eq!(result, Value::Null);
+    let mark = editor.mark();
+    let result = editor.command("mcp-sidecar.restartServer", json!({"server": "demo"})).await;
+    assert_eq!(result["server"], "demo");
+    editor.wait_status(mark, "demo", "running").await;
+    let unknown = editor.command_response("mcp-sidecar.restartServer", json!({"server": "nope"})).await;
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("no server named \"nope\""));
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configuration_changes_restart_only_changed_servers() {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"a": demo_server("both", None), "b": demo_server("both", None)}}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "a", "running").await;
+    editor.wait_status(mark, "b", "running").await;
+    let mark = editor.mark();
+    editor
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"mcpSidecar": {"servers": {
+                "a": demo_server("both", None),
+                "b": demo_server("legacy", None),
+                "c": {"url": "::not a url"},
+            }}}}),
+        )
+        .await;
+    editor.wait_status(mark, "b", "running").await;
+    let failed = editor.wait_status(mark, "c", "failed").await;
+    assert!(failed["message"].as_str().unwrap().contains("not a valid URL"), "{failed}");
+    let shown = editor
+        .wait_notification(mark, |n| n["method"] == "window/showMessage")
+        .await;
+    assert!(shown["params"]["message"].as_str().unwrap().contains("server \"c\""));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let about_a: Vec<_> = editor
+        .notifications()
+        .into_iter()
+        .skip(mark)
+        .filter(|n| n["params"]["name"] == "a")
+        .collect();
+    assert!(about_a.is_empty(), "a was restarted: {about_a:?}");
+    // Removing a server stops it.
+    let mark = editor.mark();
+    editor
+        .notify("workspace/didChangeConfiguration", json!({"settings": {"servers": {"a": demo_server("both", None)}}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let _ = mark;
+    editor.shutdown_and_exit().await;
+}

@@ -1,0 +1,296 @@
+//! A scripted editor for tests: speaks LSP framing over any byte streams (an in-process duplex or
+//! the built binary's stdio), records everything the sidecar sends, and lets a test answer the
+//! sidecar's requests.
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{oneshot, Notify};
+
+pub const WAIT: Duration = Duration::from_secs(20);
+
+type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+
+#[derive(Default)]
+struct Shared {
+    pending: HashMap<i64, oneshot::Sender<Value>>,
+    requests: VecDeque<Value>,
+    notifications: Vec<Value>,
+    closed: bool,
+}
+
+pub struct TestEditor {
+    writer: tokio::sync::Mutex<Writer>,
+    shared: Arc<Mutex<Shared>>,
+    changed: Arc<Notify>,
+    next_id: AtomicI64,
+}
+
+impl TestEditor {
+    pub fn new<R, W>(reader: R, writer: W) -> Arc<TestEditor>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let editor = Arc::new(TestEditor {
+            writer: tokio::sync::Mutex::new(Box::new(writer)),
+            shared: Arc::default(),
+            changed: Arc::default(),
+            next_id: AtomicI64::new(1),
+        });
+        let shared = editor.shared.clone();
+        let changed = editor.changed.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(reader);
+            while let Some(message) = read_message(&mut reader).await {
+                let mut s = shared.lock().unwrap();
+                let is_response = message.get("method").is_none();
+                if is_response {
+                    if let Some(tx) = message["id"].as_i64().and_then(|id| s.pending.remove(&id)) {
+                        let _ = tx.send(message);
+                    }
+                } else if message.get("id").is_some() {
+                    s.requests.push_back(message);
+                } else {
+                    s.notifications.push(message);
+                }
+                drop(s);
+                changed.notify_waiters();
+            }
+            shared.lock().unwrap().closed = true;
+            changed.notify_waiters();
+        });
+        editor
+    }
+
+    async fn send(&self, message: Value) {
+        let body = serde_json::to_vec(&message).unwrap();
+        let mut w = self.writer.lock().await;
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        let _ = w.write_all(header.as_bytes()).await;
+        let _ = w.write_all(&body).await;
+        let _ = w.flush().await;
+    }
+
+    /// Sends a request and returns a receiver for its whole response message.
+    pub async fn start_request(&self, method: &str, params: Value) -> (i64, oneshot::Receiver<Value>) {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.shared.lock().unwrap().pending.insert(id, tx);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        (id, rx)
+    }
+
+    /// Sends a request and waits for its response message (`result` or `error`).
+    pub async fn request(&self, method: &str, params: Value) -> Value {
+        let (_, rx) = self.start_request(method, params).await;
+        tokio::time::timeout(WAIT, rx)
+            .await
+            .unwrap_or_else(|_| panic!("no response to {method}"))
+            .expect("editor connection closed")
+    }
+
+    /// Runs a command and returns its `result`, panicking on an error response.
+    pub async fn command(&self, command: &str, argument: Value) -> Value {
+        let response = self.command_response(command, argument).await;
+        if let Some(error) = response.get("error") {
+            panic!("{command} failed: {error}");
+        }
+        response["result"].clone()
+    }
+
+    pub async fn command_response(&self, command: &str, argument: Value) -> Value {
+        self.request(
+            "workspace/executeCommand",
+            json!({"command": command, "arguments": [argument]}),
+        )
+        .await
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    pub async fn respond(&self, request: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"].clone(), "result": result}))
+            .await;
+    }
+
+    /// The next request the sidecar sent to the editor with this method.
+    pub async fn next_request(&self, method: &str) -> Value {
+        self.wait(|s| {
+            let pos = s.requests.iter().position(|r| r["method"] == method)?;
+            s.requests.remove(pos)
+        })
+        .await
+        .unwrap_or_else(|| panic!("no {method} request from the sidecar"))
+    }
+
+    /// How many notifications have arrived so far (a mark for `wait_notification`).
+    pub fn mark(&self) -> usize {
+        self.shared.lock().unwrap().notifications.len()
+    }
+
+    pub fn notifications(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().notifications.clone()
+    }
+
+    /// Waits for a notification after `mark` that satisfies `pred`.
+    pub async fn wait_notification(&self, mark: usize, pred: impl Fn(&Value) -> bool) -> Value {
+        self.try_wait_notification(mark, pred, WAIT)
+            .await
+            .unwrap_or_else(|| panic!("expected notification did not arrive; got {:#?}", self.notifications()))
+    }
+
+    pub async fn try_wait_notification(
+        &self,
+        mark: usize,
+        pred: impl Fn(&Value) -> bool,
+        within: Duration,
+    ) -> Option<Value> {
+        tokio::time::timeout(
+            within,
+            self.wait(|s| s.notifications.iter().skip(mark).find(|n| pred(n)).cloned()),
+        )
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Waits until a `serverStatus` for `server` reports `state`.
+    pub async fn wait_status(&self, mark: usize, server: &str, state: &str) -> Value {
+        self.wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus"
+                && n["params"]["name"] == server
+                && n["params"]["state"] == state
+        })
+        .await["params"]
+            .clone()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().unwrap().closed
+    }
+
+    async fn wait<T>(&self, mut check: impl FnMut(&mut Shared) -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let notified = self.changed.notified();
+            {
+                let mut s = self.shared.lock().unwrap();
+                if let Some(v) = check(&mut s) {
+                    return Some(v);
+                }
+                if s.closed {
+                    return None;
+                }
+            }
+            if tokio::time::timeout_at(deadline.into(), notified).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// `initialize` + `initialized` with the given folders and settings.
+    pub async fn initialize(&self, folders: &[(&Path, &str)], settings: Value, experimental: Value) -> Value {
+        let folders: Vec<Value> = folders
+            .iter()
+            .map(|(p, n)| json!({"uri": file_uri(p), "name": n}))
+            .collect();
+        let response = self
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": null,
+                    "capabilities": {"experimental": experimental},
+                    "workspaceFolders": folders,
+                    "initializationOptions": settings,
+                }),
+            )
+            .await;
+        assert!(response.get("error").is_none(), "initialize failed: {response}");
+        self.notify("initialized", json!({})).await;
+        response["result"].clone()
+    }
+
+    pub async fn shutdown_and_exit(&self) {
+        let response = self.request("shutdown", Value::Null).await;
+        assert!(response.get("error").is_none(), "{response}");
+        self.notify("exit", Value::Null).await;
+    }
+}
+
+async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+pub fn file_uri(path: &Path) -> String {
+    url::Url::from_directory_path(path).unwrap().as_str().trim_end_matches('/').to_string()
+}
+
+/// The built binary.
+pub fn sidecar_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcp-sidecar"))
+}
+
+/// A server definition running the built-in demo server.
+pub fn demo_server(era: &str, pin: Option<&str>) -> Value {
+    let mut def = json!({"command": sidecar_bin(), "args": ["demo-server", "--era", era]});
+    if let Some(pin) = pin {
+        def["protocolVersion"] = json!(pin);
+    }
+    def
+}
+
+/// Starts the sidecar in-process over a duplex pipe; no user config file is read.
+pub fn in_process() -> Arc<TestEditor> {
+    isolate_user_config();
+    let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(sidecar_side);
+    tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
+    let (er, ew) = tokio::io::split(editor_side);
+    TestEditor::new(er, ew)
+}
+
+/// Points XDG_CONFIG_HOME at an empty folder so a developer's own config never leaks in.
+pub fn isolate_user_config() {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+    // SAFETY: set once, before any server is spawned, to the same value in every test.
+    unsafe { std::env::set_var("XDG_CONFIG_HOME", dir.path()) };
+}
+
+/// The `structuredContent` of a `callTool` result.
+pub fn structured(result: &Value) -> Value {
+    result["structuredContent"].clone()
+}
+
+/// Test fixture paths.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
+}
