@@ -38,11 +38,15 @@ installed_version() { # $1 = package name; prints version or nothing
   [ -f "$pj" ] && node -p "require(process.argv[1]).version" "$pj" 2>/dev/null || true
 }
 
+EVERYTHING_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+FILESYSTEM_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+
 # The npm install runs in the background while the venv is built (both are mostly downloads).
 npm_status=cached
 npm_pid=
 if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ] ||
-   [ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ]; then
+   [ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ] ||
+   [ ! -f "$EVERYTHING_JS" ] || [ ! -f "$FILESYSTEM_JS" ]; then
   log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION"
   # A private package.json keeps npm from walking up into the repo (and makes the prefix self-contained).
   [ -f "$NODE_DIR/package.json" ] ||
@@ -93,8 +97,6 @@ fi
 if [ -n "$npm_pid" ]; then
   wait "$npm_pid" || die "npm install failed"
 fi
-EVERYTHING_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-FILESYSTEM_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 [ -f "$EVERYTHING_JS" ] || die "missing $EVERYTHING_JS"
 [ -f "$FILESYSTEM_JS" ] || die "missing $FILESYSTEM_JS"
 [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] ||

@@ -2,6 +2,7 @@
 //! and the editors share. Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
 //! `tests/contract_docs.rs` fails when the two drift apart.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tower_lsp_server::gen_lsp_types::{
@@ -45,7 +46,7 @@ pub const METHODS: &[&str] = &[
 
 /// What the editor implements, from `initialize` `capabilities.experimental.mcpSidecar`.
 /// A missing key means "not implemented"; the sidecar degrades instead of waiting forever.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EditorCapabilities {
     pub input_box: bool,
@@ -66,7 +67,7 @@ impl EditorCapabilities {
 }
 
 /// `mcp-sidecar/inputBox` params.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputBoxParams {
     pub id: String,
@@ -94,7 +95,7 @@ pub struct InputBoxParams {
 }
 
 /// `mcp-sidecar/inputBox` result; `null` (dismissed) is `None` around it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum InputBoxResult {
     Value { value: String },
@@ -103,7 +104,7 @@ pub enum InputBoxResult {
 }
 
 /// One `mcp-sidecar/quickPick` item.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QuickPickItem {
     pub label: String,
@@ -130,7 +131,7 @@ impl QuickPickItem {
 }
 
 /// `mcp-sidecar/quickPick` params.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QuickPickParams {
     pub id: String,
@@ -151,7 +152,7 @@ pub struct QuickPickParams {
 }
 
 /// `mcp-sidecar/quickPick` result; `null` (dismissed) is `None` around it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum QuickPickResult {
     Selected { selected: Vec<usize> },
@@ -159,7 +160,7 @@ pub enum QuickPickResult {
 }
 
 /// `mcp-sidecar/editDraft` kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum DraftKind {
     SamplingRequest,
@@ -168,14 +169,14 @@ pub enum DraftKind {
     ToolArguments,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DraftProblem {
     pub line: u32,
     pub message: String,
 }
 
 /// `mcp-sidecar/editDraft` params.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EditDraftParams {
     pub id: String,
@@ -190,7 +191,7 @@ pub struct EditDraftParams {
 }
 
 /// `mcp-sidecar/editDraft` result; `null` (closed without choosing) is `None` around it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum EditDraftResult {
     Accept { text: String },
@@ -198,19 +199,19 @@ pub enum EditDraftResult {
 }
 
 /// `mcp-sidecar/cancelPrompt` params.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CancelPromptParams {
     pub id: String,
 }
 
 /// `mcp-sidecar/clipboard` params.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClipboardParams {
     pub text: String,
 }
 
 /// Lifecycle states reported in `mcp-sidecar/serverStatus` and `mcp-sidecar.listServers`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ServerState {
     Starting,
@@ -221,7 +222,7 @@ pub enum ServerState {
 }
 
 /// `mcp-sidecar/serverStatus` params (also one row of `mcp-sidecar.listServers`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatusParams {
     pub name: String,
@@ -235,7 +236,7 @@ pub struct ServerStatusParams {
 }
 
 /// One row of `mcp-sidecar.listServers`: the status plus what the sidecar knows of the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerSummary {
     #[serde(flatten)]
@@ -248,7 +249,7 @@ pub struct ServerSummary {
 }
 
 /// One row of `mcp-sidecar.listTools`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSummary {
     pub server: String,
@@ -261,14 +262,14 @@ pub struct ToolSummary {
 }
 
 /// `mcp-sidecar.listTools` argument.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ListToolsArgs {
     #[serde(default)]
     pub server: Option<String>,
 }
 
 /// `mcp-sidecar.callTool` argument.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CallToolArgs {
     pub server: String,
     pub tool: String,
@@ -277,7 +278,7 @@ pub struct CallToolArgs {
 }
 
 /// `mcp-sidecar.restartServer` argument.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RestartServerArgs {
     #[serde(default)]
     pub server: Option<String>,

@@ -1,0 +1,305 @@
+//! Asking the client something (roots, elicitation, sampling) in whichever era the call came in.
+//!
+//! - Legacy session (`initialize`): a real server→client JSON-RPC request; the answer is its result.
+//! - 2026-07-28 request: the first round returns an `InputRequiredResult` (`inputRequests` +
+//!   sealed `requestState`); the client's retry carries the answer in `inputResponses[key]`.
+//!
+//! Either way a tool sees `Ok(answer JSON)` or a [`Stop`] it passes up with `?`.
+
+// Sampling and roots are deprecated (SEP-2577) but still part of the protocol this demo exercises.
+#![allow(deprecated)]
+
+use rmcp::{
+    ErrorData, RoleServer, ServiceError,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
+        ContentBlock, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult,
+        ServerRequest,
+    },
+    service::{PeerRequestOptions, RequestContext},
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::state::{CallState, StateCodec};
+
+/// Why a tool stops before producing its own result.
+#[derive(Debug)]
+pub(super) enum Stop {
+    /// 2026-07-28: return this to the client; it retries with the answers.
+    InputRequired(Box<InputRequiredResult>),
+    /// The tool ran but failed in a way the caller should read (`isError: true`), e.g. the client
+    /// refused a legacy request or the arguments are invalid.
+    ToolError(String),
+    /// A JSON-RPC error for the whole `tools/call`.
+    Error(ErrorData),
+}
+
+impl From<ErrorData> for Stop {
+    fn from(error: ErrorData) -> Self {
+        Stop::Error(error)
+    }
+}
+
+/// Turns a tool's outcome into the `tools/call` response.
+pub(super) fn respond(
+    outcome: Result<CallToolResult, Stop>,
+) -> Result<CallToolResponse, ErrorData> {
+    match outcome {
+        Ok(result) => Ok(result.into()),
+        Err(Stop::InputRequired(result)) => Ok((*result).into()),
+        Err(Stop::ToolError(message)) => {
+            Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into())
+        }
+        Err(Stop::Error(error)) => Err(error),
+    }
+}
+
+/// One `tools/call` as the tools see it.
+pub(super) struct Call<'a> {
+    params: &'a CallToolRequestParams,
+    context: &'a RequestContext<RoleServer>,
+    codec: &'a StateCodec,
+    /// Fresh for a legacy call or a first modern round; the verified echoed state on a retry.
+    state: CallState,
+    /// The request came in on 2026-07-28 (or later): ask through MRTR.
+    modern: bool,
+}
+
+impl<'a> Call<'a> {
+    pub(super) fn new(
+        params: &'a CallToolRequestParams,
+        context: &'a RequestContext<RoleServer>,
+        codec: &'a StateCodec,
+    ) -> Result<Self, ErrorData> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| !version.has_initialize());
+        let fresh = codec.fresh(&params.name, params.arguments.as_ref());
+        let state = match (&params.request_state, modern) {
+            (Some(sealed), true) => codec.open(sealed, &fresh)?,
+            _ => fresh,
+        };
+        Ok(Self {
+            params,
+            context,
+            codec,
+            state,
+            modern,
+        })
+    }
+
+    pub(super) fn tool(&self) -> &str {
+        &self.params.name
+    }
+
+    /// The call's arguments decoded as `T`; a mismatch is a tool error (SEP-1303).
+    pub(super) fn arguments<T: DeserializeOwned>(&self) -> Result<T, Stop> {
+        let arguments = Value::Object(self.params.arguments.clone().unwrap_or_default());
+        serde_json::from_value(arguments).map_err(|error| {
+            Stop::ToolError(format!("invalid arguments for {}: {error}", self.tool()))
+        })
+    }
+
+    /// Random per call, and stable across the MRTR rounds of one call.
+    pub(super) fn nonce(&self) -> &str {
+        &self.state.nonce
+    }
+
+    /// Asks the client `request`; `key` names it in `inputRequests`/`inputResponses`.
+    ///
+    /// One question per call: the state does not carry earlier answers to later rounds.
+    pub(super) async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, Stop> {
+        let need = Need::of(&request)?;
+        if !need.declared_in(&self.client_capabilities()) {
+            return Err(self.missing_capability(need));
+        }
+        if self.modern {
+            self.ask_modern(key, request)
+        } else {
+            self.ask_legacy(need, request).await
+        }
+    }
+
+    fn ask_modern(&self, key: &str, mut request: InputRequest) -> Result<Value, Stop> {
+        let responses = self.params.input_responses.as_ref();
+        if self.state.round > 0
+            && let Some(answer) = responses.and_then(|map| map.get(key))
+        {
+            return Ok(answer.clone());
+        }
+        drop_legacy_fields(&mut request);
+        let next = self.state.next_round();
+        tracing::info!(
+            tool = self.tool(),
+            key,
+            round = next.round,
+            "input_required"
+        );
+        let requests = InputRequests::from([(key.to_owned(), request)]);
+        let state = self.codec.seal(&next);
+        let result = InputRequiredResult::new(Some(requests), Some(state));
+        Err(Stop::InputRequired(Box::new(result)))
+    }
+
+    async fn ask_legacy(&self, need: Need, request: InputRequest) -> Result<Value, Stop> {
+        tracing::info!(
+            tool = self.tool(),
+            method = need.method(),
+            "asking the client"
+        );
+        match self
+            .send_or_withdraw(need, server_request(request)?)
+            .await?
+        {
+            Ok(result) => serde_json::to_value(result)
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None).into()),
+            Err(ServiceError::McpError(error)) => Err(Stop::ToolError(format!(
+                "The client refused {} ({}): {} (code {})",
+                need.feature(),
+                need.method(),
+                error.message,
+                error.code.0
+            ))),
+            Err(error) => Err(failed(need, error).into()),
+        }
+    }
+
+    /// Sends `request` to the client and waits for the answer; if the client cancels this
+    /// `tools/call` first, withdraws the request (`notifications/cancelled`) and stops.
+    async fn send_or_withdraw(
+        &self,
+        need: Need,
+        request: ServerRequest,
+    ) -> Result<Result<ClientResult, ServiceError>, Stop> {
+        let options = PeerRequestOptions::no_options();
+        let peer = &self.context.peer;
+        let mut pending = (peer.send_cancellable_request(request, options).await)
+            .map_err(|error| failed(need, error))?;
+        tokio::select! {
+            answer = &mut pending.rx => Ok(answer.unwrap_or(Err(ServiceError::TransportClosed))),
+            () = self.context.ct.cancelled() => {
+                let reason = format!("{} was cancelled", self.tool());
+                if let Err(error) = pending.cancel(Some(reason)).await {
+                    tracing::warn!(%error, "could not withdraw {}", need.method());
+                }
+                Err(failed(need, ServiceError::Cancelled { reason: None }).into())
+            }
+        }
+    }
+
+    /// The capabilities this request may rely on: its own `_meta` (2026-07-28) or the session's.
+    fn client_capabilities(&self) -> Value {
+        serde_json::to_value(self.context.client_capabilities().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn missing_capability(&self, need: Need) -> Stop {
+        if self.modern {
+            let required: ClientCapabilities =
+                serde_json::from_value(need.required()).unwrap_or_default();
+            Stop::Error(ErrorData::missing_required_client_capability(required))
+        } else {
+            Stop::ToolError(format!(
+                "The client did not declare the {} capability ({}), so {} cannot ask it",
+                need.feature(),
+                need.required(),
+                self.tool()
+            ))
+        }
+    }
+}
+
+/// 2026-07-28 removed `elicitationId` from URL-mode elicitation. (rmcp still writes the field,
+/// as `""`, because its model type has a plain `String` there.)
+fn drop_legacy_fields(request: &mut InputRequest) {
+    if let InputRequest::Elicitation(request) = request
+        && let ElicitRequestParams::UrlElicitationParams { elicitation_id, .. } =
+            &mut request.params
+    {
+        elicitation_id.clear();
+    }
+}
+
+/// The legacy server→client request carrying `request`.
+fn server_request(request: InputRequest) -> Result<ServerRequest, Stop> {
+    match request {
+        InputRequest::CreateMessage(request) => Ok(request.into()),
+        InputRequest::Elicitation(request) => Ok(request.into()),
+        InputRequest::ListRoots(request) => Ok(request.into()),
+        other => Err(unsupported(&other)),
+    }
+}
+
+fn failed(need: Need, error: ServiceError) -> ErrorData {
+    ErrorData::internal_error(format!("{} failed: {error}", need.method()), None)
+}
+
+fn unsupported(request: &InputRequest) -> Stop {
+    Stop::Error(ErrorData::internal_error(
+        format!("the demo server cannot send {request:?}"),
+        None,
+    ))
+}
+
+/// The client capability an input request relies on.
+#[derive(Clone, Copy, Debug)]
+enum Need {
+    FormElicitation,
+    UrlElicitation,
+    Sampling,
+    Roots,
+}
+
+impl Need {
+    fn of(request: &InputRequest) -> Result<Self, Stop> {
+        Ok(match request {
+            InputRequest::Elicitation(request) => match request.params {
+                ElicitRequestParams::UrlElicitationParams { .. } => Need::UrlElicitation,
+                _ => Need::FormElicitation,
+            },
+            InputRequest::CreateMessage(_) => Need::Sampling,
+            InputRequest::ListRoots(_) => Need::Roots,
+            other => return Err(unsupported(other)),
+        })
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Need::FormElicitation | Need::UrlElicitation => "elicitation/create",
+            Need::Sampling => "sampling/createMessage",
+            Need::Roots => "roots/list",
+        }
+    }
+
+    fn feature(self) -> &'static str {
+        match self {
+            Need::FormElicitation => "form elicitation",
+            Need::UrlElicitation => "URL elicitation",
+            Need::Sampling => "sampling",
+            Need::Roots => "roots",
+        }
+    }
+
+    /// The `ClientCapabilities` JSON this needs (the `-32021` error's `requiredCapabilities`).
+    fn required(self) -> Value {
+        match self {
+            Need::FormElicitation => json!({"elicitation": {"form": {}}}),
+            Need::UrlElicitation => json!({"elicitation": {"url": {}}}),
+            Need::Sampling => json!({"sampling": {}}),
+            Need::Roots => json!({"roots": {}}),
+        }
+    }
+
+    fn declared_in(self, capabilities: &Value) -> bool {
+        let elicitation = capabilities.get("elicitation");
+        match self {
+            // A bare `elicitation: {}` means form only.
+            Need::FormElicitation => elicitation
+                .is_some_and(|modes| modes.get("form").is_some() || modes.get("url").is_none()),
+            Need::UrlElicitation => elicitation.is_some_and(|modes| modes.get("url").is_some()),
+            Need::Sampling => capabilities.get("sampling").is_some(),
+            Need::Roots => capabilities.get("roots").is_some(),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Black-box tests: the built binary driven over stdio as an editor would.
+
+mod support;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::*;
+use tokio::process::{Child, Command};
+
+struct Sidecar {
+    child: Child,
+    editor: Arc<TestEditor>,
+}
+
+fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
+    let mut child = Command::new(sidecar_bin())
+        .arg("lsp")
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("MCP_SIDECAR_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    Sidecar {
+        editor: TestEditor::new(stdout, stdin),
+        child,
+    }
+}
+
+/// Processes whose parent is `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        // Fields after the command name (which may contain spaces) are after the last ')'.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+async fn wait_gone(pids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < deadline, "server processes survived: {pids:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn start_with_two_servers(sidecar: &Sidecar, folders: &[(&std::path::Path, &str)]) -> Vec<u32> {
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(
+            folders,
+            json!({"servers": {"legacy": demo_server("legacy", None), "modern": demo_server("modern", None)}}),
+            json!({}),
+        )
+        .await;
+    sidecar.editor.wait_status(mark, "legacy", "running").await;
+    sidecar.editor.wait_status(mark, "modern", "running").await;
+    let children = children_of(sidecar.child.id().unwrap());
+    assert_eq!(children.len(), 2, "{children:?}");
+    children
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_roots_over_stdio_and_stops_its_servers_on_exit() {
+    let home = tempfile::tempdir().unwrap();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let mut sidecar = spawn_sidecar(home.path());
+    let children = start_with_two_servers(&sidecar, &[(a.path(), "a"), (b.path(), "b")]).await;
+    for server in ["legacy", "modern"] {
+        let result = sidecar
+            .editor
+            .command("mcp-sidecar.callTool", json!({"server": server, "tool": "list_roots"}))
+            .await;
+        let mut got: Vec<String> = structured(&result)["roots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap().to_string())
+            .collect();
+        got.sort();
+        let mut want = vec![file_uri(a.path()), file_uri(b.path())];
+        want.sort();
+        assert_eq!(got, want, "{server}");
+    }
+    sidecar.editor.shutdown_and_exit().await;
+    let status = tokio::time::timeout(Duration::from_secs(10), sidecar.child.wait())
+        .await
+        .expect("the sidecar did not exit after exit")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    wait_gone(&children).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_die_when_the_editor_pipe_closes() {
+    let home = tempfile::tempdir().unwrap();
+    let mut sidecar = spawn_sidecar(home.path());
+    let children = start_with_two_servers(&sidecar, &[]).await;
+    // The editor disappears without shutdown: its end of the pipes closes.
+    drop(sidecar.editor);
+    tokio::time::timeout(Duration::from_secs(10), sidecar.child.wait())
+        .await
+        .expect("the sidecar did not exit when its stdin closed")
+        .unwrap();
+    wait_gone(&children).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_die_even_when_the_sidecar_is_killed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut sidecar = spawn_sidecar(home.path());
+    let children = start_with_two_servers(&sidecar, &[]).await;
+    sidecar.child.kill().await.unwrap();
+    wait_gone(&children).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn version_help_and_bad_arguments() {
+    let out = std::process::Command::new(sidecar_bin()).arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("mcp-sidecar {}", env!("CARGO_PKG_VERSION"))
+    );
+    let out = std::process::Command::new(sidecar_bin()).arg("--bogus").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing may go to stdout on errors");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_own_file_is_read_and_named_as_the_source() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("mcp-sidecar");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        serde_json::to_string(&json!({"servers": {"mine": demo_server("both", None)}})).unwrap(),
+    )
+    .unwrap();
+    let sidecar = spawn_sidecar(home.path());
+    let mark = sidecar.editor.mark();
+    sidecar.editor.initialize(&[], json!({}), json!({})).await;
+    let status = sidecar.editor.wait_status(mark, "mine", "running").await;
+    assert_eq!(status["source"], dir.join("mcp.json").display().to_string());
+    sidecar.editor.shutdown_and_exit().await;
+}

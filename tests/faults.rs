@@ -1,0 +1,138 @@
+//! Bad input from servers and bad definitions: each gets a clear error, and the sidecar keeps
+//! serving the editor and the other servers.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::*;
+
+fn python(script: &str, args: &[&str]) -> Value {
+    let mut all = vec![fixture(script).display().to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    json!({"command": "python3", "args": all, "timeout": 3})
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({
+                "maxRestarts": 1,
+                "servers": {
+                    "demo": demo_server("both", None),
+                    "garbage": python("bad/garbage.py", &["--interleave"]),
+                    "exits": python("bad/exits.py", &[]),
+                    "hangs": python("bad/hangs.py", &[]),
+                    "oversize": python("bad/oversize.py", &["2000000"]),
+                    "nocommand": {"args": ["x"]},
+                    "badurl": {"type": "http", "url": "http//missing-colon"},
+                    "missing": {"command": "definitely-not-a-real-command-xyz"},
+                },
+                "maxMessageBytes": 1000000,
+            }),
+            json!({}),
+        )
+        .await;
+    // Definitions with errors fail at once with a message naming the problem.
+    let nocommand = editor.wait_status(mark, "nocommand", "failed").await;
+    assert!(nocommand["message"].as_str().unwrap().contains("needs either \"command\""), "{nocommand}");
+    let badurl = editor.wait_status(mark, "badurl", "failed").await;
+    assert!(badurl["message"].as_str().unwrap().contains("not a valid URL"), "{badurl}");
+    let missing = editor.wait_status(mark, "missing", "failed").await;
+    assert!(missing["message"].as_str().unwrap().contains("command not found"), "{missing}");
+
+    // A server that exits at once: its exit code and last stderr line.
+    let exits = editor.wait_status(mark, "exits", "failed").await;
+    let message = exits["message"].as_str().unwrap();
+    assert!(message.contains("code 3") && message.contains("missing API key"), "{message}");
+
+    // A server that prints garbage on stdout still works.
+    editor.wait_status(mark, "garbage", "running").await;
+    let pong = editor
+        .command("mcp-sidecar.callTool", json!({"server": "garbage", "tool": "ping_tool"}))
+        .await;
+    assert_eq!(text_of(&pong), "pong");
+
+    // A line over maxMessageBytes: the call fails promptly with the reason.
+    editor.wait_status(mark, "oversize", "running").await;
+    let started = Instant::now();
+    let big = editor
+        .command_response("mcp-sidecar.callTool", json!({"server": "oversize", "tool": "big"}))
+        .await;
+    let error = big["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(error.contains("maxMessageBytes"), "{big}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    // A server that never answers the handshake fails after its timeout, with that said.
+    let hangs = editor.wait_status(mark, "hangs", "failed").await;
+    assert!(hangs["message"].as_str().unwrap().contains("within 3 s"), "{hangs}");
+
+    // Through all of it the demo server and the editor requests work.
+    editor.wait_status(mark, "demo", "running").await;
+    let echo = editor
+        .command("mcp-sidecar.callTool", json!({"server": "demo", "tool": "echo", "arguments": {"text": "still here"}}))
+        .await;
+    assert_eq!(text_of(&echo), "still here");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 8);
+
+    // Giving up after maxRestarts is said, and restartServer revives a server.
+    let gave_up = editor
+        .wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus"
+                && n["params"]["name"] == "exits"
+                && n["params"]["message"].as_str().is_some_and(|m| m.contains("gave up after 1 restarts"))
+        })
+        .await;
+    assert_eq!(gave_up["params"]["state"], "failed");
+    let refused = editor
+        .command_response("mcp-sidecar.restartServer", json!({"server": "nocommand"}))
+        .await;
+    assert!(refused["error"]["message"].as_str().unwrap().contains("cannot be started"));
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"crashy": python("bad/crash_on_call.py", &[]), "demo": demo_server("both", None)}}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "crashy", "running").await;
+    editor.wait_status(mark, "demo", "running").await;
+    let mark = editor.mark();
+    let started = Instant::now();
+    let crashed = editor
+        .command_response("mcp-sidecar.callTool", json!({"server": "crashy", "tool": "crash"}))
+        .await;
+    let elapsed = started.elapsed();
+    assert_eq!(crashed["error"]["data"]["kind"], "serverGone", "{crashed}");
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    eprintln!("call failed {elapsed:?} after the crash request");
+    let failed = editor.wait_status(mark, "crashy", "failed").await;
+    assert!(failed["message"].as_str().unwrap().contains("code 1"), "{failed}");
+    editor.wait_status(mark, "crashy", "running").await;
+    // The restarted server works; the tool call was not re-sent on its own.
+    let echo = editor
+        .command("mcp-sidecar.callTool", json!({"server": "crashy", "tool": "echo", "arguments": {"text": "again"}}))
+        .await;
+    assert_eq!(text_of(&echo), "again");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    let crashy = listed.as_array().unwrap().iter().find(|s| s["name"] == "crashy").unwrap();
+    assert_eq!(crashy["restarts"], 1);
+    editor.shutdown_and_exit().await;
+}
