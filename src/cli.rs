@@ -10,7 +10,9 @@ pub enum Command {
     /// LSP over stdio (the default).
     Lsp,
     /// The built-in demo MCP server over stdio.
-    DemoServer { era: Era },
+    DemoServer {
+        era: Era,
+    },
     Version,
     Help,
 }

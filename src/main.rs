@@ -22,7 +22,8 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
-    if let Err(e) = mcp_sidecar::logging::init(args.log_level.as_deref(), args.log_file.as_deref()) {
+    if let Err(e) = mcp_sidecar::logging::init(args.log_level.as_deref(), args.log_file.as_deref())
+    {
         eprintln!("mcp-sidecar: {e}");
         return ExitCode::from(2);
     }

@@ -38,8 +38,12 @@ fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
 fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
         // Fields after the command name (which may contain spaces) are after the last ')'.
         let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
         if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
@@ -58,12 +62,18 @@ fn alive(pid: u32) -> bool {
 async fn wait_gone(pids: &[u32]) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|p| alive(*p)) {
-        assert!(Instant::now() < deadline, "server processes survived: {pids:?}");
+        assert!(
+            Instant::now() < deadline,
+            "server processes survived: {pids:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
-async fn start_with_two_servers(sidecar: &Sidecar, folders: &[(&std::path::Path, &str)]) -> Vec<u32> {
+async fn start_with_two_servers(
+    sidecar: &Sidecar,
+    folders: &[(&std::path::Path, &str)],
+) -> Vec<u32> {
     let mark = sidecar.editor.mark();
     sidecar
         .editor
@@ -90,7 +100,10 @@ async fn the_binary_serves_roots_over_stdio_and_stops_its_servers_on_exit() {
     for server in ["legacy", "modern"] {
         let result = sidecar
             .editor
-            .command("mcp-sidecar.callTool", json!({"server": server, "tool": "list_roots"}))
+            .command(
+                "mcp-sidecar.callTool",
+                json!({"server": server, "tool": "list_roots"}),
+            )
             .await;
         let mut got: Vec<String> = structured(&result)["roots"]
             .as_array()
@@ -137,13 +150,19 @@ async fn servers_die_even_when_the_sidecar_is_killed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn version_help_and_bad_arguments() {
-    let out = std::process::Command::new(sidecar_bin()).arg("--version").output().unwrap();
+    let out = std::process::Command::new(sidecar_bin())
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("mcp-sidecar {}", env!("CARGO_PKG_VERSION"))
     );
-    let out = std::process::Command::new(sidecar_bin()).arg("--bogus").output().unwrap();
+    let out = std::process::Command::new(sidecar_bin())
+        .arg("--bogus")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "nothing may go to stdout on errors");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument"));

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use mcp_sidecar::lsp::ext::*;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 const DOC: &str = include_str!("../docs/lsp-extensions.md");
@@ -15,16 +15,24 @@ const DOC: &str = include_str!("../docs/lsp-extensions.md");
 /// The text of the `### \`name\`` section.
 fn section(name: &str) -> &'static str {
     let heading = format!("### `{name}`");
-    let start = DOC.find(&heading).unwrap_or_else(|| panic!("no section for {name}"));
+    let start = DOC
+        .find(&heading)
+        .unwrap_or_else(|| panic!("no section for {name}"));
     let rest = &DOC[start + heading.len()..];
-    let end = rest.find("\n### ").or_else(|| rest.find("\n## ")).unwrap_or(rest.len());
+    let end = rest
+        .find("\n### ")
+        .or_else(|| rest.find("\n## "))
+        .unwrap_or(rest.len());
     &rest[..end]
 }
 
 /// The example tagged ```json <tag>.
 fn example(tag: &str) -> Value {
     let fence = format!("```json {tag}\n");
-    let start = DOC.find(&fence).unwrap_or_else(|| panic!("no example {tag}")) + fence.len();
+    let start = DOC
+        .find(&fence)
+        .unwrap_or_else(|| panic!("no example {tag}"))
+        + fence.len();
     let end = DOC[start..].find("```").unwrap() + start;
     serde_json::from_str(&DOC[start..end]).unwrap_or_else(|e| panic!("example {tag}: {e}"))
 }
@@ -47,14 +55,21 @@ fn round_trips<T: Serialize + DeserializeOwned>(tag: &str) {
     let doc = example(tag);
     let parsed: T = serde_json::from_value(doc.clone()).unwrap_or_else(|e| panic!("{tag}: {e}"));
     let back = serde_json::to_value(parsed).unwrap();
-    assert_eq!(normalize(back), normalize(doc), "example {tag} does not match the Rust type");
+    assert_eq!(
+        normalize(back),
+        normalize(doc),
+        "example {tag} does not match the Rust type"
+    );
 }
 
 /// Every property of `T` is named in backticks in the section of `name`.
 fn fields_documented<T: JsonSchema>(name: &str) {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap();
     let text = section(name);
-    let props = schema["properties"].as_object().cloned().unwrap_or_default();
+    let props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     assert!(!props.is_empty(), "{name}: no properties found");
     for field in props.keys() {
         assert!(
@@ -83,7 +98,10 @@ fn every_name_the_page_mentions_exists() {
             continue;
         }
         let name = &rest[..rest.find('`').unwrap()];
-        assert!(code.contains(name), "the page mentions {name}, which the code does not have");
+        assert!(
+            code.contains(name),
+            "the page mentions {name}, which the code does not have"
+        );
     }
 }
 

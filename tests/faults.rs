@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 
 fn python(script: &str, args: &[&str]) -> Value {
@@ -15,7 +15,10 @@ fn python(script: &str, args: &[&str]) -> Value {
 }
 
 fn text_of(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,21 +47,45 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
         .await;
     // Definitions with errors fail at once with a message naming the problem.
     let nocommand = editor.wait_status(mark, "nocommand", "failed").await;
-    assert!(nocommand["message"].as_str().unwrap().contains("needs either \"command\""), "{nocommand}");
+    assert!(
+        nocommand["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs either \"command\""),
+        "{nocommand}"
+    );
     let badurl = editor.wait_status(mark, "badurl", "failed").await;
-    assert!(badurl["message"].as_str().unwrap().contains("not a valid URL"), "{badurl}");
+    assert!(
+        badurl["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid URL"),
+        "{badurl}"
+    );
     let missing = editor.wait_status(mark, "missing", "failed").await;
-    assert!(missing["message"].as_str().unwrap().contains("command not found"), "{missing}");
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("command not found"),
+        "{missing}"
+    );
 
     // A server that exits at once: its exit code and last stderr line.
     let exits = editor.wait_status(mark, "exits", "failed").await;
     let message = exits["message"].as_str().unwrap();
-    assert!(message.contains("code 3") && message.contains("missing API key"), "{message}");
+    assert!(
+        message.contains("code 3") && message.contains("missing API key"),
+        "{message}"
+    );
 
     // A server that prints garbage on stdout still works.
     editor.wait_status(mark, "garbage", "running").await;
     let pong = editor
-        .command("mcp-sidecar.callTool", json!({"server": "garbage", "tool": "ping_tool"}))
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": "garbage", "tool": "ping_tool"}),
+        )
         .await;
     assert_eq!(text_of(&pong), "pong");
 
@@ -66,20 +93,32 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
     editor.wait_status(mark, "oversize", "running").await;
     let started = Instant::now();
     let big = editor
-        .command_response("mcp-sidecar.callTool", json!({"server": "oversize", "tool": "big"}))
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "oversize", "tool": "big"}),
+        )
         .await;
-    let error = big["error"]["message"].as_str().unwrap_or_default().to_string();
+    let error = big["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(error.contains("maxMessageBytes"), "{big}");
     assert!(started.elapsed() < Duration::from_secs(3));
 
     // A server that never answers the handshake fails after its timeout, with that said.
     let hangs = editor.wait_status(mark, "hangs", "failed").await;
-    assert!(hangs["message"].as_str().unwrap().contains("within 3 s"), "{hangs}");
+    assert!(
+        hangs["message"].as_str().unwrap().contains("within 3 s"),
+        "{hangs}"
+    );
 
     // Through all of it the demo server and the editor requests work.
     editor.wait_status(mark, "demo", "running").await;
     let echo = editor
-        .command("mcp-sidecar.callTool", json!({"server": "demo", "tool": "echo", "arguments": {"text": "still here"}}))
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": "demo", "tool": "echo", "arguments": {"text": "still here"}}),
+        )
         .await;
     assert_eq!(text_of(&echo), "still here");
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
@@ -90,14 +129,21 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
         .wait_notification(mark, |n| {
             n["method"] == "mcp-sidecar/serverStatus"
                 && n["params"]["name"] == "exits"
-                && n["params"]["message"].as_str().is_some_and(|m| m.contains("gave up after 1 restarts"))
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("gave up after 1 restarts"))
         })
         .await;
     assert_eq!(gave_up["params"]["state"], "failed");
     let refused = editor
         .command_response("mcp-sidecar.restartServer", json!({"server": "nocommand"}))
         .await;
-    assert!(refused["error"]["message"].as_str().unwrap().contains("cannot be started"));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be started")
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -117,22 +163,36 @@ async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
     let mark = editor.mark();
     let started = Instant::now();
     let crashed = editor
-        .command_response("mcp-sidecar.callTool", json!({"server": "crashy", "tool": "crash"}))
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "crashy", "tool": "crash"}),
+        )
         .await;
     let elapsed = started.elapsed();
     assert_eq!(crashed["error"]["data"]["kind"], "serverGone", "{crashed}");
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
     eprintln!("call failed {elapsed:?} after the crash request");
     let failed = editor.wait_status(mark, "crashy", "failed").await;
-    assert!(failed["message"].as_str().unwrap().contains("code 1"), "{failed}");
+    assert!(
+        failed["message"].as_str().unwrap().contains("code 1"),
+        "{failed}"
+    );
     editor.wait_status(mark, "crashy", "running").await;
     // The restarted server works; the tool call was not re-sent on its own.
     let echo = editor
-        .command("mcp-sidecar.callTool", json!({"server": "crashy", "tool": "echo", "arguments": {"text": "again"}}))
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": "crashy", "tool": "echo", "arguments": {"text": "again"}}),
+        )
         .await;
     assert_eq!(text_of(&echo), "again");
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
-    let crashy = listed.as_array().unwrap().iter().find(|s| s["name"] == "crashy").unwrap();
+    let crashy = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "crashy")
+        .unwrap();
     assert_eq!(crashy["restarts"], 1);
     editor.shutdown_and_exit().await;
 }

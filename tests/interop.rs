@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 
 fn peer(var: &str) -> String {
@@ -19,13 +19,21 @@ fn peer(var: &str) -> String {
 fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
-        .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .unwrap_or_default()
 }
 
 async fn call(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> Value {
     editor
-        .command("mcp-sidecar.callTool", json!({"server": server, "tool": tool, "arguments": arguments}))
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": server, "tool": tool, "arguments": arguments}),
+        )
         .await
 }
 
@@ -68,8 +76,14 @@ async fn server_filesystem_allows_exactly_the_workspace_folders() {
     })
     .await;
     let allowed = text_of(&call(&editor, "fs", "list_allowed_directories", json!({})).await);
-    assert!(!allowed.contains(&b.path().display().to_string()), "{allowed}");
-    assert_eq!(text_of(&call(&editor, "fs", "read_text_file", read(&a)).await), "in a");
+    assert!(
+        !allowed.contains(&b.path().display().to_string()),
+        "{allowed}"
+    );
+    assert_eq!(
+        text_of(&call(&editor, "fs", "read_text_file", read(&a)).await),
+        "in a"
+    );
     let refused = call(&editor, "fs", "read_text_file", read(&outside)).await;
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(text_of(&refused).contains("Access denied"), "{refused}");
@@ -84,8 +98,14 @@ async fn server_filesystem_allows_exactly_the_workspace_folders() {
         call(&editor, "fs", "read_text_file", read(&b)).await["isError"] != true
     })
     .await;
-    assert_eq!(text_of(&call(&editor, "fs", "read_text_file", read(&b)).await), "in b");
-    assert_eq!(call(&editor, "fs", "read_text_file", read(&outside)).await["isError"], true);
+    assert_eq!(
+        text_of(&call(&editor, "fs", "read_text_file", read(&b)).await),
+        "in b"
+    );
+    assert_eq!(
+        call(&editor, "fs", "read_text_file", read(&outside)).await["isError"],
+        true
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -106,17 +126,32 @@ async fn server_everything_over_stdio() {
     assert_eq!(status["protocolVersion"], "2025-11-25");
     // Its roots tool appears only after notifications/tools/list_changed.
     eventually("get-roots-list in the tool list", || async {
-        let tools = editor.command("mcp-sidecar.listTools", json!({"server": "everything"})).await;
-        tools.as_array().unwrap().iter().any(|t| t["name"] == "get-roots-list")
+        let tools = editor
+            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
+            .await;
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "get-roots-list")
     })
     .await;
     let tools = editor.command("mcp-sidecar.listTools", json!({})).await;
-    assert!(tools.as_array().unwrap().iter().any(|t| t["name"] == "get-sum" && t["server"] == "everything"));
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "get-sum" && t["server"] == "everything")
+    );
     let sum = call(&editor, "everything", "get-sum", json!({"a": 2, "b": 40})).await;
     assert!(text_of(&sum).contains("42"), "{sum}");
     let roots = call(&editor, "everything", "get-roots-list", json!({})).await;
     let text = text_of(&roots);
-    assert!(text.contains(&file_uri(a.path())) && text.contains("alpha"), "{text}");
+    assert!(
+        text.contains(&file_uri(a.path())) && text.contains("alpha"),
+        "{text}"
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -133,13 +168,25 @@ async fn python_roots(era: &str, pin: Option<&str>) {
         def["protocolVersion"] = json!(pin);
     }
     editor
-        .initialize(&[(a.path(), "a")], json!({"servers": {"py": def}}), json!({}))
+        .initialize(
+            &[(a.path(), "a")],
+            json!({"servers": {"py": def}}),
+            json!({}),
+        )
         .await;
     let status = editor.wait_status(mark, "py", "running").await;
     let modern = status["protocolVersion"] == "2026-07-28";
-    assert_eq!(modern, era == "modern" || (era == "auto" && pin != Some("2025-11-25")), "{status}");
+    assert_eq!(
+        modern,
+        era == "modern" || (era == "auto" && pin != Some("2025-11-25")),
+        "{status}"
+    );
     let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
-    assert_eq!(shown["roots"], json!([{"uri": file_uri(a.path()), "name": "a"}]), "{shown}");
+    assert_eq!(
+        shown["roots"],
+        json!([{"uri": file_uri(a.path()), "name": "a"}]),
+        "{shown}"
+    );
     let sum = call(&editor, "py", "add", json!({"a": 1.5, "b": 2})).await;
     assert!(text_of(&sum).contains("3.5"), "{sum}");
     editor
@@ -157,7 +204,10 @@ async fn python_roots(era: &str, pin: Option<&str>) {
     .await;
     let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
     if modern {
-        assert_eq!(shown["listChangedCount"], 0, "no list_changed on 2026-07-28: {shown}");
+        assert_eq!(
+            shown["listChangedCount"], 0,
+            "no list_changed on 2026-07-28: {shown}"
+        );
     } else {
         assert!(shown["listChangedCount"].as_u64().unwrap() >= 1, "{shown}");
     }

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::*;
 
 fn uris(roots: &Value) -> Vec<String> {
@@ -21,7 +21,10 @@ fn uris(roots: &Value) -> Vec<String> {
 
 async fn roots_of(editor: &TestEditor, server: &str) -> Value {
     let result = editor
-        .command("mcp-sidecar.callTool", json!({"server": server, "tool": "list_roots", "arguments": {}}))
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": server, "tool": "list_roots", "arguments": {}}),
+        )
         .await;
     structured(&result)
 }
@@ -44,7 +47,10 @@ async fn initialize_declares_the_contract_and_starts_nothing_inside_it() {
         .collect();
     assert_eq!(commands, mcp_sidecar::lsp::ext::COMMANDS);
     assert_eq!(caps["experimental"]["mcpSidecar"]["version"], 1);
-    assert_eq!(caps["workspace"]["workspaceFolders"]["changeNotifications"], true);
+    assert_eq!(
+        caps["workspace"]["workspaceFolders"]["changeNotifications"],
+        true
+    );
     // Nothing starts before `initialized`.
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
     assert_eq!(listed, json!([]));
@@ -86,7 +92,12 @@ async fn roots_follow_workspace_folders_in_both_eras() {
     }
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
     for (server, version) in expected_versions {
-        let row = listed.as_array().unwrap().iter().find(|r| r["name"] == server).unwrap();
+        let row = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == server)
+            .unwrap();
         assert_eq!(row["protocolVersion"], version);
         assert_eq!(row["source"], "editor settings");
         assert_eq!(row["transport"], "stdio");
@@ -100,7 +111,9 @@ async fn roots_follow_workspace_folders_in_both_eras() {
         let roots = roots_of(&editor, server).await;
         assert_eq!(uris(&roots), both, "{server}");
     }
-    let legacy_before = roots_of(&editor, "legacy").await["listChangedCount"].as_u64().unwrap();
+    let legacy_before = roots_of(&editor, "legacy").await["listChangedCount"]
+        .as_u64()
+        .unwrap();
 
     // Replace folder a by c.
     editor
@@ -125,7 +138,10 @@ async fn roots_follow_workspace_folders_in_both_eras() {
             assert_eq!(uris(&roots), after);
             break;
         }
-        assert!(Instant::now() < deadline, "legacy server never got roots/list_changed");
+        assert!(
+            Instant::now() < deadline,
+            "legacy server never got roots/list_changed"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // A 2026-07-28 server asking through input_required gets the same set.
@@ -153,13 +169,22 @@ async fn per_server_roots_settings_narrow_what_each_server_sees() {
         .await;
     editor.wait_status(mark, "onlyB", "running").await;
     editor.wait_status(mark, "none", "running").await;
-    assert_eq!(uris(&roots_of(&editor, "onlyB").await), vec![file_uri(b.path())]);
+    assert_eq!(
+        uris(&roots_of(&editor, "onlyB").await),
+        vec![file_uri(b.path())]
+    );
     // With roots turned off, the capability is not declared and the legacy request is refused.
     let response = editor
-        .command_response("mcp-sidecar.callTool", json!({"server": "none", "tool": "list_roots"}))
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "none", "tool": "list_roots"}),
+        )
         .await;
     let text = response.to_string();
-    assert!(text.contains("isError") || response.get("error").is_some(), "{text}");
+    assert!(
+        text.contains("isError") || response.get("error").is_some(),
+        "{text}"
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -182,7 +207,10 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
     for _ in 0..LONG_OPERATION_CAP {
         waiting.push(
             editor
-                .start_request("workspace/executeCommand", json!({"command": "mcp-sidecar.restartServer", "arguments": [{}]}))
+                .start_request(
+                    "workspace/executeCommand",
+                    json!({"command": "mcp-sidecar.restartServer", "arguments": [{}]}),
+                )
                 .await,
         );
     }
@@ -200,8 +228,13 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
 
     let (cancel_id, cancel_rx) = waiting.remove(0);
     let mark = editor.mark();
-    editor.notify("$/cancelRequest", json!({"id": cancel_id})).await;
-    let cancelled = tokio::time::timeout(WAIT, cancel_rx).await.unwrap().unwrap();
+    editor
+        .notify("$/cancelRequest", json!({"id": cancel_id}))
+        .await;
+    let cancelled = tokio::time::timeout(WAIT, cancel_rx)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(cancelled["error"]["code"], -32800, "{cancelled}");
     let closed = editor
         .wait_notification(mark, |n| n["method"] == "mcp-sidecar/cancelPrompt")
@@ -224,7 +257,10 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
     let response = editor.request("shutdown", Value::Null).await;
     assert!(response.get("error").is_none());
     let shutdown = started.elapsed();
-    assert!(short_requests < Duration::from_secs(2), "{short_requests:?}");
+    assert!(
+        short_requests < Duration::from_secs(2),
+        "{short_requests:?}"
+    );
     assert!(shutdown < Duration::from_secs(6), "{shutdown:?}");
     editor.notify("exit", Value::Null).await;
 }
@@ -234,17 +270,30 @@ async fn restart_without_a_quick_pick_is_dismissed_not_hung() {
     let editor = in_process();
     let mark = editor.mark();
     editor
-        .initialize(&[], json!({"servers": {"demo": demo_server("both", None)}}), json!({}))
+        .initialize(
+            &[],
+            json!({"servers": {"demo": demo_server("both", None)}}),
+            json!({}),
+        )
         .await;
     editor.wait_status(mark, "demo", "running").await;
     let result = editor.command("mcp-sidecar.restartServer", json!({})).await;
     assert_eq!(result, Value::Null);
     let mark = editor.mark();
-    let result = editor.command("mcp-sidecar.restartServer", json!({"server": "demo"})).await;
+    let result = editor
+        .command("mcp-sidecar.restartServer", json!({"server": "demo"}))
+        .await;
     assert_eq!(result["server"], "demo");
     editor.wait_status(mark, "demo", "running").await;
-    let unknown = editor.command_response("mcp-sidecar.restartServer", json!({"server": "nope"})).await;
-    assert!(unknown["error"]["message"].as_str().unwrap().contains("no server named \"nope\""));
+    let unknown = editor
+        .command_response("mcp-sidecar.restartServer", json!({"server": "nope"}))
+        .await;
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no server named \"nope\"")
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -274,11 +323,22 @@ async fn configuration_changes_restart_only_changed_servers() {
         .await;
     editor.wait_status(mark, "b", "running").await;
     let failed = editor.wait_status(mark, "c", "failed").await;
-    assert!(failed["message"].as_str().unwrap().contains("not a valid URL"), "{failed}");
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid URL"),
+        "{failed}"
+    );
     let shown = editor
         .wait_notification(mark, |n| n["method"] == "window/showMessage")
         .await;
-    assert!(shown["params"]["message"].as_str().unwrap().contains("server \"c\""));
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server \"c\"")
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     let about_a: Vec<_> = editor
         .notifications()
@@ -290,7 +350,10 @@ async fn configuration_changes_restart_only_changed_servers() {
     // Removing a server stops it.
     let mark = editor.mark();
     editor
-        .notify("workspace/didChangeConfiguration", json!({"settings": {"servers": {"a": demo_server("both", None)}}}))
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"servers": {"a": demo_server("both", None)}}}),
+        )
         .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;

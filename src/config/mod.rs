@@ -8,8 +8,8 @@ mod settings;
 mod user_file;
 
 pub use server::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
-pub use settings::{DiscoverSettings, RootsSettings, Settings, DEFAULT_MAX_MESSAGE_BYTES};
-pub use user_file::{user_config_path, UserFile};
+pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
+pub use user_file::{UserFile, user_config_path};
 
 use std::collections::BTreeMap;
 
@@ -84,7 +84,9 @@ pub fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
         };
         for (key, value) in obj {
             match key.as_str() {
-                "servers" | "mcpServers" => collect_servers(layer, value, &mut servers, &mut errors),
+                "servers" | "mcpServers" => {
+                    collect_servers(layer, value, &mut servers, &mut errors)
+                }
                 _ => {
                     top.entry(key.clone()).or_insert_with(|| value.clone());
                 }
@@ -105,7 +107,10 @@ pub fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
             Settings::default()
         }
     };
-    let servers = servers.into_values().map(|raw| ServerSpec::parse(&raw)).collect();
+    let servers = servers
+        .into_values()
+        .map(|raw| ServerSpec::parse(&raw))
+        .collect();
     (Resolved { settings, servers }, errors)
 }
 

@@ -134,7 +134,11 @@ impl ServerSpec {
             Some(v) => v
                 .as_f64()
                 .filter(|s| *s > 0.0 && s.is_finite())
-                .ok_or_else(|| err(format!("\"timeout\" must be a positive number of seconds, not {v}")))?,
+                .ok_or_else(|| {
+                    err(format!(
+                        "\"timeout\" must be a positive number of seconds, not {v}"
+                    ))
+                })?,
         };
         Ok(ServerSpec {
             name: raw.name.clone(),
@@ -254,6 +258,8 @@ fn string_map(
                 other => Err(format!("\"{key}.{k}\" must be a string, not {other}")),
             })
             .collect(),
-        Some(other) => Err(format!("\"{key}\" must be an object of strings, not {other}")),
+        Some(other) => Err(format!(
+            "\"{key}\" must be an object of strings, not {other}"
+        )),
     }
 }

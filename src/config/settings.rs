@@ -30,8 +30,15 @@ impl Settings {
     pub fn from_value(value: Value) -> Result<Self, String> {
         if let Some(obj) = value.as_object() {
             for key in obj.keys() {
-                if !["roots", "maxMessageBytes", "maxRestarts", "elicitation", "sampling", "inputs"]
-                    .contains(&key.as_str())
+                if ![
+                    "roots",
+                    "maxMessageBytes",
+                    "maxRestarts",
+                    "elicitation",
+                    "sampling",
+                    "inputs",
+                ]
+                .contains(&key.as_str())
                 {
                     tracing::debug!(key, "ignoring unknown settings key");
                 }

@@ -20,8 +20,10 @@ fn file(value: Value) -> Layer {
 fn higher_source_wins_by_server_name_and_key() {
     let (resolved, errors) = resolve(&[
         editor(json!({"servers": {"a": {"command": "a-editor"}}, "maxMessageBytes": 4096})),
-        file(json!({"mcpServers": {"a": {"command": "a-file"}, "b": {"command": "b"}},
-                    "maxMessageBytes": 9999, "roots": {"exclude": ["/tmp"]}})),
+        file(
+            json!({"mcpServers": {"a": {"command": "a-file"}, "b": {"command": "b"}},
+                    "maxMessageBytes": 9999, "roots": {"exclude": ["/tmp"]}}),
+        ),
     ]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(resolved.settings.max_message_bytes, 4096);
@@ -29,7 +31,9 @@ fn higher_source_wins_by_server_name_and_key() {
     let specs: Vec<_> = resolved.servers.into_iter().map(Result::unwrap).collect();
     assert_eq!(specs.len(), 2);
     assert_eq!(specs[0].source, Source::EditorSettings);
-    assert!(matches!(&specs[0].transport, TransportSpec::Stdio { command, .. } if command == "a-editor"));
+    assert!(
+        matches!(&specs[0].transport, TransportSpec::Stdio { command, .. } if command == "a-editor")
+    );
     assert_eq!(specs[1].source, Source::File("/u/mcp.json".into()));
 }
 
@@ -64,10 +68,22 @@ fn each_server_is_validated_on_its_own() {
         _ => panic!(),
     }
     let msg = |n: &str| by_name(n).unwrap_err().to_string();
-    assert!(msg("none").contains("needs either \"command\""), "{}", msg("none"));
-    assert!(msg("badurl").contains("not a valid URL"), "{}", msg("badurl"));
+    assert!(
+        msg("none").contains("needs either \"command\""),
+        "{}",
+        msg("none")
+    );
+    assert!(
+        msg("badurl").contains("not a valid URL"),
+        "{}",
+        msg("badurl")
+    );
     assert!(msg("ftp").contains("http or https"), "{}", msg("ftp"));
-    assert!(msg("badtype").contains("unknown \"type\""), "{}", msg("badtype"));
+    assert!(
+        msg("badtype").contains("unknown \"type\""),
+        "{}",
+        msg("badtype")
+    );
     assert!(msg("pin").contains("protocolVersion"));
     assert!(msg("roots").contains("\"roots\""));
     assert!(msg("none").starts_with("editor settings: server \"none\""));

@@ -37,11 +37,7 @@ impl UserFile {
         let value: Value = serde_json::from_str(&text).map_err(|e| ConfigError {
             origin: source.clone(),
             server: None,
-            message: format!(
-                "line {}, column {}: {e}",
-                e.line(),
-                e.column()
-            ),
+            message: format!("line {}, column {}: {e}", e.line(), e.column()),
         })?;
         Ok(Some(Layer { source, value }))
     }

@@ -8,8 +8,8 @@ use serde_json::Value;
 use tower_lsp_server::gen_lsp_types::{
     DidChangeConfigurationParams, DidChangeWorkspaceFoldersParams, ExecuteCommandOptions,
     ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams, LspAny,
-    MessageType, RootPath, ServerCapabilities, ServerInfo, WorkspaceFolder,
-    WorkDoneProgressOptions, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
+    MessageType, RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressOptions,
+    WorkspaceFolder, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
 };
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::{Client, LanguageServer};
@@ -59,11 +59,17 @@ impl Backend {
 
     /// Re-reads the configuration and applies it; reports each problem once.
     async fn apply_config(&self) {
-        let settings = self.settings.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let settings = self
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let (resolved, errors) = config::load(&settings);
         for error in errors {
             tracing::warn!("{error}");
-            self.client.show_message(MessageType::Error, error.to_string()).await;
+            self.client
+                .show_message(MessageType::Error, error.to_string())
+                .await;
         }
         self.manager.apply(resolved).await;
     }
@@ -79,8 +85,10 @@ fn folder_from(folder: WorkspaceFolder) -> Folder {
 /// The folders from `initialize`: `workspaceFolders`, else `rootUri`, else `rootPath`.
 #[allow(deprecated)]
 fn initial_folders(params: &InitializeParams) -> Vec<Folder> {
-    if let Some(WorkspaceFolders::WorkspaceFolderList(folders)) =
-        params.workspace_folders_initialize_params.workspace_folders.clone()
+    if let Some(WorkspaceFolders::WorkspaceFolderList(folders)) = params
+        .workspace_folders_initialize_params
+        .workspace_folders
+        .clone()
     {
         return folders.into_iter().map(folder_from).collect();
     }
@@ -106,21 +114,27 @@ impl LanguageServer for Backend {
         *self.folders.lock().unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
         *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
             config::unwrap_editor_settings(params.initialization_options);
-        let mut capabilities = ServerCapabilities::default();
-        capabilities.execute_command_provider = Some(ExecuteCommandOptions::new(
-            ext::COMMANDS.iter().map(|c| c.to_string()).collect(),
-            WorkDoneProgressOptions::default(),
-        ));
-        let mut folders = WorkspaceFoldersServerCapabilities::default();
-        folders.supported = Some(true);
-        folders.change_notifications = Some(true.into());
-        let mut workspace = WorkspaceOptions::default();
-        workspace.workspace_folders = Some(folders);
-        capabilities.workspace = Some(workspace);
-        capabilities.experimental = Some(ext::server_experimental());
+        let capabilities = ServerCapabilities {
+            execute_command_provider: Some(ExecuteCommandOptions::new(
+                ext::COMMANDS.iter().map(|c| c.to_string()).collect(),
+                WorkDoneProgressOptions::default(),
+            )),
+            workspace: Some(WorkspaceOptions {
+                workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                    supported: Some(true),
+                    change_notifications: Some(true.into()),
+                }),
+                ..Default::default()
+            }),
+            experimental: Some(ext::server_experimental()),
+            ..Default::default()
+        };
         Ok(InitializeResult {
             capabilities,
-            server_info: Some(ServerInfo::new("mcp-sidecar".into(), Some(env!("CARGO_PKG_VERSION").into()))),
+            server_info: Some(ServerInfo::new(
+                "mcp-sidecar".into(),
+                Some(env!("CARGO_PKG_VERSION").into()),
+            )),
         })
     }
 
@@ -128,7 +142,11 @@ impl LanguageServer for Backend {
         if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).take() {
             tokio::spawn(super::notify::forward(self.client.clone(), events));
         }
-        let folders = self.folders.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let folders = self
+            .folders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         self.manager.set_folders(folders);
         self.apply_config().await;
     }

@@ -24,7 +24,13 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
         ext::CMD_LIST_TOOLS => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = backend.gate.enter().map_err(to_lsp)?;
-            to_value(backend.manager.list_tools(args.server.as_deref()).await.map_err(to_lsp)?)
+            to_value(
+                backend
+                    .manager
+                    .list_tools(args.server.as_deref())
+                    .await
+                    .map_err(to_lsp)?,
+            )
         }
         ext::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
@@ -37,7 +43,9 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
             restart_server(backend, args).await?
         }
         other => {
-            return Err(Error::invalid_params(format!("unknown command \"{other}\"")));
+            return Err(Error::invalid_params(format!(
+                "unknown command \"{other}\""
+            )));
         }
     };
     Ok(Some(result))
@@ -67,7 +75,11 @@ pub fn to_lsp(error: CallError) -> Error {
     }
 }
 
-async fn call_tool(backend: &Backend, args: CallToolArgs, token: Option<ProgressToken>) -> Result<Value> {
+async fn call_tool(
+    backend: &Backend,
+    args: CallToolArgs,
+    token: Option<ProgressToken>,
+) -> Result<Value> {
     let title = format!("{}: {}", args.server, args.tool);
     let (progress, reporter) = match token {
         Some(token) => {

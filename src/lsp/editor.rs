@@ -3,15 +3,15 @@
 //! whose waiter goes away (cancelled request, server gave up) is closed in the editor with
 //! `mcp-sidecar/cancelPrompt`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use tower_lsp_server::gen_lsp_types::Request;
 use tower_lsp_server::Client;
+use tower_lsp_server::gen_lsp_types::Request;
 
 use super::ext::{
-    CancelPrompt, CancelPromptParams, EditorCapabilities, InputBox, InputBoxParams,
-    InputBoxResult, QuickPick, QuickPickParams, QuickPickResult,
+    CancelPrompt, CancelPromptParams, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult,
+    QuickPick, QuickPickParams, QuickPickResult,
 };
 use crate::mcp::CallError;
 
@@ -76,7 +76,12 @@ impl Editor {
         };
         let result = self.client.send_request::<R>(params).await;
         guard.id = None;
-        result.map_err(|e| CallError::Refused(format!("the editor failed to show the prompt: {}", e.message)))
+        result.map_err(|e| {
+            CallError::Refused(format!(
+                "the editor failed to show the prompt: {}",
+                e.message
+            ))
+        })
     }
 }
 

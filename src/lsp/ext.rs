@@ -310,8 +310,18 @@ macro_rules! notification {
 }
 
 request!(InputBox, INPUT_BOX, InputBoxParams, Option<InputBoxResult>);
-request!(QuickPick, QUICK_PICK, QuickPickParams, Option<QuickPickResult>);
-request!(EditDraft, EDIT_DRAFT, EditDraftParams, Option<EditDraftResult>);
+request!(
+    QuickPick,
+    QUICK_PICK,
+    QuickPickParams,
+    Option<QuickPickResult>
+);
+request!(
+    EditDraft,
+    EDIT_DRAFT,
+    EditDraftParams,
+    Option<EditDraftResult>
+);
 request!(LanguageModel, LANGUAGE_MODEL, Value, Value);
 notification!(CancelPrompt, CANCEL_PROMPT, CancelPromptParams);
 notification!(Clipboard, CLIPBOARD, ClipboardParams);
@@ -388,9 +398,14 @@ mod tests {
 
     #[test]
     fn editor_capabilities_default_to_absent() {
-        let caps = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": {"quickPick": true}})));
+        let caps = EditorCapabilities::from_experimental(Some(
+            &json!({"mcpSidecar": {"quickPick": true}}),
+        ));
         assert!(caps.quick_pick && !caps.input_box);
-        assert_eq!(EditorCapabilities::from_experimental(None), EditorCapabilities::default());
+        assert_eq!(
+            EditorCapabilities::from_experimental(None),
+            EditorCapabilities::default()
+        );
         let bad = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": 3})));
         assert_eq!(bad, EditorCapabilities::default());
     }

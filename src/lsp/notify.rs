@@ -1,7 +1,7 @@
 //! Forwards MCP-side events to the editor, in order.
 
-use tower_lsp_server::gen_lsp_types::MessageType;
 use tower_lsp_server::Client;
+use tower_lsp_server::gen_lsp_types::MessageType;
 
 use super::ext::ServerStatus;
 use crate::mcp::{Event, EventReceiver, LogLevel};

@@ -15,7 +15,7 @@ use rmcp::service::{
 use serde_json::Value;
 
 use super::error::CallError;
-use super::handler::{progress_key, Handler, ToolCache};
+use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, ProgressFn};
 use super::process::{self, Diagnostics, ServerProcess};
 use super::transport::StdioTransport;
@@ -186,10 +186,7 @@ fn startup_failure(
         .filter(|s| !s.success() || s.code().is_some())
         .map(|s| process::describe_exit(Some(s)));
     match exited {
-        Some(exit) => format!(
-            "the server {exit} during start-up{}",
-            stderr_suffix(diag)
-        ),
+        Some(exit) => format!("the server {exit} during start-up{}", stderr_suffix(diag)),
         None => format!("the MCP handshake failed: {error}{}", stderr_suffix(diag)),
     }
 }
@@ -198,7 +195,6 @@ impl Connection {
     pub fn roots_filter(&self) -> &RootsFilter {
         &self.handler.roots
     }
-
 
     pub fn cached_tool_count(&self) -> usize {
         self.tools
@@ -274,7 +270,11 @@ impl Connection {
                     params.input_responses = (!responses.is_empty()).then_some(responses);
                     params.request_state = required.request_state;
                 }
-                _ => return Err(self.protocol("answered tools/call with an unexpected result".into())),
+                _ => {
+                    return Err(
+                        self.protocol("answered tools/call with an unexpected result".into())
+                    );
+                }
             }
         }
         Err(self.protocol(format!(
@@ -344,7 +344,10 @@ impl Connection {
                 CallError::ServerGone {
                     server: self.server.to_string(),
                     reason: self.diag.fatal().unwrap_or_else(|| {
-                        format!("the connection closed (the server exited){}", stderr_suffix(&self.diag))
+                        format!(
+                            "the connection closed (the server exited){}",
+                            stderr_suffix(&self.diag)
+                        )
                     }),
                 }
             }

@@ -27,7 +27,9 @@ pub enum CallError {
     Protocol { server: String, message: String },
     #[error("{0}")]
     Refused(String),
-    #[error("too many operations are waiting on people or servers ({0} at once); try again when one finishes")]
+    #[error(
+        "too many operations are waiting on people or servers ({0} at once); try again when one finishes"
+    )]
     Busy(usize),
     #[error("cancelled")]
     Cancelled,

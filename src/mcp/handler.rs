@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation, InputRequest,
@@ -11,11 +12,10 @@ use rmcp::model::{
     ProgressToken, ProtocolVersion, Root as McpRoot, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use rmcp::ClientHandler;
 use serde_json::Value;
 
-use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use super::CLIENT_NAME;
+use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
 
 /// Invalidated when the server says its tool list changed.
@@ -66,7 +66,9 @@ impl Handler {
             InputRequest::CreateMessage(_) => Err(format!(
                 "the server asked for a model completion (\"{key}\"), which this sidecar does not offer"
             )),
-            _ => Err(format!("the server sent an input request of an unknown kind (\"{key}\")")),
+            _ => Err(format!(
+                "the server sent an input request of an unknown kind (\"{key}\")"
+            )),
         }
     }
 
@@ -102,7 +104,9 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         if !self.roots_declared() {
-            return Err(ErrorData::method_not_found::<rmcp::model::ListRootsRequestMethod>());
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListRootsRequestMethod,
+            >());
         }
         Ok(self.current_roots())
     }
@@ -113,7 +117,9 @@ impl ClientHandler for Handler {
         _request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Err(ErrorData::method_not_found::<rmcp::model::ElicitationCreateRequestMethod>())
+        Err(ErrorData::method_not_found::<
+            rmcp::model::ElicitationCreateRequestMethod,
+        >())
     }
 
     async fn create_message(
@@ -121,7 +127,9 @@ impl ClientHandler for Handler {
         _params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>())
+        Err(ErrorData::method_not_found::<
+            rmcp::model::CreateMessageRequestMethod,
+        >())
     }
 
     async fn on_progress(

@@ -146,7 +146,9 @@ impl Manager {
         let all = self.host.roots();
         let slots: Vec<_> = self.inner().slots.values().cloned().collect();
         for slot in slots {
-            let Some(connection) = slot.connection() else { continue };
+            let Some(connection) = slot.connection() else {
+                continue;
+            };
             let view = roots::for_server(&all, connection.roots_filter());
             let changed = {
                 let mut state = slot.lock();
@@ -178,8 +180,14 @@ impl Manager {
                 ServerSummary {
                     status: state.status.clone(),
                     transport: slot.transport.to_string(),
-                    server_info: state.connection.as_ref().and_then(|c| c.server_info.clone()),
-                    tool_count: state.connection.as_ref().map_or(0, |c| c.cached_tool_count()),
+                    server_info: state
+                        .connection
+                        .as_ref()
+                        .and_then(|c| c.server_info.clone()),
+                    tool_count: state
+                        .connection
+                        .as_ref()
+                        .map_or(0, |c| c.cached_tool_count()),
                     restarts: state.restarts,
                 }
             })
@@ -197,14 +205,17 @@ impl Manager {
     fn running(&self, server: &str) -> Result<Arc<super::connection::Connection>, CallError> {
         let slot = self.slot(server)?;
         let state = slot.lock();
-        state.connection.clone().ok_or_else(|| CallError::NotRunning {
-            server: server.to_string(),
-            state: serde_json::to_value(state.status.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            detail: state.status.message.clone(),
-        })
+        state
+            .connection
+            .clone()
+            .ok_or_else(|| CallError::NotRunning {
+                server: server.to_string(),
+                state: serde_json::to_value(state.status.state)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                detail: state.status.message.clone(),
+            })
     }
 
     /// Tools of one server, or of every running server.
@@ -265,7 +276,9 @@ impl Manager {
 
     /// Stops every server, waiting a bounded time; called on `shutdown`, `exit` and EOF.
     pub async fn shutdown(&self) {
-        let slots: Vec<_> = std::mem::take(&mut self.inner().slots).into_values().collect();
+        let slots: Vec<_> = std::mem::take(&mut self.inner().slots)
+            .into_values()
+            .collect();
         let stops = slots.iter().map(|s| s.stop(false));
         if tokio::time::timeout(SHUTDOWN_BOUND, futures::future::join_all(stops))
             .await

@@ -34,7 +34,10 @@ impl Diagnostics {
     /// The last `n` stderr lines, oldest first.
     pub fn stderr_tail(&self, n: usize) -> Vec<String> {
         let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        tail.iter().skip(tail.len().saturating_sub(n)).cloned().collect()
+        tail.iter()
+            .skip(tail.len().saturating_sub(n))
+            .cloned()
+            .collect()
     }
 
     /// Records why the connection is being closed by the sidecar (first reason wins).
@@ -126,7 +129,6 @@ impl ServerProcess {
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }
-
 
     /// The exit status if it has exited.
     pub fn try_status(&mut self) -> Option<ExitStatus> {

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::connection::{self, Connection, Started};
 use super::host::{Event, Host, LogLevel};
-use super::process::{describe_exit, Diagnostics};
+use super::process::{Diagnostics, describe_exit};
 use crate::config::ServerSpec;
 use crate::lsp::ext::{ServerState, ServerStatusParams};
 use crate::roots::Root;
@@ -118,7 +118,6 @@ impl Slot {
         self.lock().connection.clone()
     }
 
-
     pub fn restart(&self) -> bool {
         self.control
             .as_ref()
@@ -138,7 +137,12 @@ impl Slot {
         }
     }
 
-    fn set(&self, state: ServerState, message: Option<String>, connection: Option<Arc<Connection>>) {
+    fn set(
+        &self,
+        state: ServerState,
+        message: Option<String>,
+        connection: Option<Arc<Connection>>,
+    ) {
         {
             let mut s = self.lock();
             s.status.state = state;
@@ -173,12 +177,19 @@ enum Next {
 }
 
 async fn supervise(slot: Arc<Slot>, limits: Limits, mut control: mpsc::UnboundedReceiver<Control>) {
-    let Some(spec) = slot.spec.clone() else { return };
+    let Some(spec) = slot.spec.clone() else {
+        return;
+    };
     let mut failures: u32 = 0;
     loop {
         slot.set(ServerState::Starting, None, None);
         let diag = Arc::new(Diagnostics::default());
-        let connecting = connection::connect(&spec, slot.host.clone(), limits.max_message_bytes, diag.clone());
+        let connecting = connection::connect(
+            &spec,
+            slot.host.clone(),
+            limits.max_message_bytes,
+            diag.clone(),
+        );
         let next = tokio::select! {
             started = connecting => match started {
                 Ok(started) => run_connected(&slot, started, &diag, &mut control, &mut failures).await,
@@ -214,7 +225,10 @@ async fn supervise(slot: Arc<Slot>, limits: Limits, mut control: mpsc::Unbounded
                 slot.lock().status.message.clone().unwrap_or_default(),
                 limits.max_restarts
             );
-            slot.tell(LogLevel::Error, format!("MCP server \"{}\": {message}", slot.name));
+            slot.tell(
+                LogLevel::Error,
+                format!("MCP server \"{}\": {message}", slot.name),
+            );
             slot.set(ServerState::Failed, Some(message), None);
             None
         } else {

@@ -124,7 +124,9 @@ mod tests {
         assert!(parse_line(b"\xff\xfe\x00").is_err());
         let ok = parse_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap();
         assert!(ok.is_some());
-        let bom = parse_line(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r");
+        let bom = parse_line(
+            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r",
+        );
         assert!(bom.unwrap().is_some());
     }
 }

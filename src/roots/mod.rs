@@ -43,7 +43,9 @@ pub struct Folder {
 pub fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ if path == "~" => std::env::var_os("HOME").map_or_else(|| PathBuf::from(path), PathBuf::from),
+        _ if path == "~" => {
+            std::env::var_os("HOME").map_or_else(|| PathBuf::from(path), PathBuf::from)
+        }
         _ => PathBuf::from(path),
     }
 }
@@ -77,7 +79,11 @@ pub fn compute(folders: &[Folder], settings: &RootsSettings) -> Vec<Root> {
     if let Some(discover) = &settings.discover {
         for (path, name) in &folder_paths {
             for nested in discover::nested_projects(path, discover) {
-                let rel = nested.strip_prefix(path).unwrap_or(&nested).display().to_string();
+                let rel = nested
+                    .strip_prefix(path)
+                    .unwrap_or(&nested)
+                    .display()
+                    .to_string();
                 roots.extend(Root::from_path(&nested, Some(format!("{name}/{rel}"))));
             }
         }
@@ -98,7 +104,10 @@ pub fn for_server(roots: &[Root], filter: &RootsFilter) -> Vec<Root> {
         RootsFilter::None => Vec::new(),
         RootsFilter::Only(allowed) => roots
             .iter()
-            .filter(|r| r.path().is_some_and(|p| allowed.iter().any(|a| p.starts_with(a))))
+            .filter(|r| {
+                r.path()
+                    .is_some_and(|p| allowed.iter().any(|a| p.starts_with(a)))
+            })
             .cloned()
             .collect(),
     }
@@ -123,10 +132,12 @@ impl Excludes {
                     Err(e) => tracing::warn!(pattern, "ignoring bad roots.exclude glob: {e}"),
                 }
             } else {
-                paths.push(PathBuf::from(expand_home(pattern.trim_end_matches('/'))));
+                paths.push(expand_home(pattern.trim_end_matches('/')));
             }
         }
-        let globs = builder.build().unwrap_or_else(|_| globset::GlobSet::empty());
+        let globs = builder
+            .build()
+            .unwrap_or_else(|_| globset::GlobSet::empty());
         Self { paths, globs }
     }
 

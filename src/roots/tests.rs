@@ -39,7 +39,10 @@ fn exclude_extra_and_per_server_filters() {
     };
     let roots = compute(&folders, &settings);
     let names: Vec<_> = roots.iter().map(|r| r.path().unwrap()).collect();
-    assert_eq!(names, vec![a.path().to_path_buf(), extra.path().to_path_buf()]);
+    assert_eq!(
+        names,
+        vec![a.path().to_path_buf(), extra.path().to_path_buf()]
+    );
     assert!(for_server(&roots, &RootsFilter::None).is_empty());
     let only = for_server(&roots, &RootsFilter::Only(vec![extra.path().to_path_buf()]));
     assert_eq!(only.len(), 1);

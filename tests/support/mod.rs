@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{Notify, oneshot};
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -79,7 +79,11 @@ impl TestEditor {
     }
 
     /// Sends a request and returns a receiver for its whole response message.
-    pub async fn start_request(&self, method: &str, params: Value) -> (i64, oneshot::Receiver<Value>) {
+    pub async fn start_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (i64, oneshot::Receiver<Value>) {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.shared.lock().unwrap().pending.insert(id, tx);
@@ -147,7 +151,12 @@ impl TestEditor {
     pub async fn wait_notification(&self, mark: usize, pred: impl Fn(&Value) -> bool) -> Value {
         self.try_wait_notification(mark, pred, WAIT)
             .await
-            .unwrap_or_else(|| panic!("expected notification did not arrive; got {:#?}", self.notifications()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "expected notification did not arrive; got {:#?}",
+                    self.notifications()
+                )
+            })
     }
 
     pub async fn try_wait_notification(
@@ -193,14 +202,22 @@ impl TestEditor {
                     return None;
                 }
             }
-            if tokio::time::timeout_at(deadline.into(), notified).await.is_err() {
+            if tokio::time::timeout_at(deadline.into(), notified)
+                .await
+                .is_err()
+            {
                 return None;
             }
         }
     }
 
     /// `initialize` + `initialized` with the given folders and settings.
-    pub async fn initialize(&self, folders: &[(&Path, &str)], settings: Value, experimental: Value) -> Value {
+    pub async fn initialize(
+        &self,
+        folders: &[(&Path, &str)],
+        settings: Value,
+        experimental: Value,
+    ) -> Value {
         let folders: Vec<Value> = folders
             .iter()
             .map(|(p, n)| json!({"uri": file_uri(p), "name": n}))
@@ -217,7 +234,10 @@ impl TestEditor {
                 }),
             )
             .await;
-        assert!(response.get("error").is_none(), "initialize failed: {response}");
+        assert!(
+            response.get("error").is_none(),
+            "initialize failed: {response}"
+        );
         self.notify("initialized", json!({})).await;
         response["result"].clone()
     }
@@ -250,7 +270,11 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option
 }
 
 pub fn file_uri(path: &Path) -> String {
-    url::Url::from_directory_path(path).unwrap().as_str().trim_end_matches('/').to_string()
+    url::Url::from_directory_path(path)
+        .unwrap()
+        .as_str()
+        .trim_end_matches('/')
+        .to_string()
 }
 
 /// The built binary.
@@ -292,5 +316,7 @@ pub fn structured(result: &Value) -> Value {
 
 /// Test fixture paths.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
 }

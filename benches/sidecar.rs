@@ -1,0 +1,207 @@
+//! Benchmarks for the core (run by `scripts/bench.sh`, not timed tests):
+//! - `callTool` round trip through the sidecar (editor → LSP → MCP stdio server → back) against
+//!   the same tool called directly by an rmcp client on the same server, in both eras;
+//! - time from `initialize` to its response;
+//! - idle RSS of the sidecar process alone with three stdio servers connected;
+//! - the stripped release binary's size.
+//!
+//! `BENCH_CALLS` (default 2000) sets the calls per series; results go to stdout and, as JSON, to
+//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`).
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{json, Value};
+use support::{demo_server, sidecar_bin, TestEditor};
+
+fn calls() -> usize {
+    std::env::var("BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Stats {
+    n: usize,
+    median_us: f64,
+    p99_us: f64,
+    mean_us: f64,
+}
+
+fn stats(mut samples: Vec<Duration>) -> Stats {
+    samples.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let n = samples.len();
+    Stats {
+        n,
+        median_us: us(samples[n / 2]),
+        p99_us: us(samples[(n * 99 / 100).min(n - 1)]),
+        mean_us: samples.iter().map(|d| us(*d)).sum::<f64>() / n as f64,
+    }
+}
+
+fn demo_command(era: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(sidecar_bin());
+    cmd.args(["demo-server", "--era", era]).stderr(Stdio::null());
+    cmd
+}
+
+/// The same `add` call made directly by an rmcp client.
+async fn direct(version: ProtocolVersion, era: &str) -> Stats {
+    let lifecycle = if version.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover { preferred_versions: vec![version.clone()] }
+    };
+    let info = rmcp::model::ClientConfig::default().with_protocol_version(version);
+    let client = info
+        .serve_with_lifecycle(TokioChildProcess::new(demo_command(era)).unwrap(), lifecycle)
+        .await
+        .unwrap();
+    let args = json!({"a": 1, "b": 2}).as_object().unwrap().clone();
+    let call = || CallToolRequestParams::new("add").with_arguments(args.clone());
+    for _ in 0..100 {
+        client.call_tool(call()).await.unwrap();
+    }
+    let mut samples = Vec::with_capacity(calls());
+    for _ in 0..calls() {
+        let t = Instant::now();
+        client.call_tool(call()).await.unwrap();
+        samples.push(t.elapsed());
+    }
+    let _ = client.cancel().await;
+    stats(samples)
+}
+
+struct Sidecar {
+    child: tokio::process::Child,
+    editor: std::sync::Arc<TestEditor>,
+}
+
+fn spawn_sidecar(home: &std::path::Path) -> Sidecar {
+    let mut child = tokio::process::Command::new(sidecar_bin())
+        .env("XDG_CONFIG_HOME", home)
+        .env("MCP_SIDECAR_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    Sidecar { child, editor }
+}
+
+/// The same call through the sidecar binary, as an editor makes it.
+async fn through_sidecar(home: &std::path::Path, pin: &str, era: &str) -> Stats {
+    let sidecar = spawn_sidecar(home);
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(&[], json!({"servers": {"demo": demo_server(era, Some(pin))}}), json!({}))
+        .await;
+    sidecar.editor.wait_status(mark, "demo", "running").await;
+    let arg = json!({"server": "demo", "tool": "add", "arguments": {"a": 1, "b": 2}});
+    for _ in 0..100 {
+        sidecar.editor.command("mcp-sidecar.callTool", arg.clone()).await;
+    }
+    let mut samples = Vec::with_capacity(calls());
+    for _ in 0..calls() {
+        let t = Instant::now();
+        let r = sidecar.editor.command("mcp-sidecar.callTool", arg.clone()).await;
+        samples.push(t.elapsed());
+        debug_assert_eq!(r["structuredContent"]["sum"], 3.0);
+    }
+    sidecar.editor.shutdown_and_exit().await;
+    stats(samples)
+}
+
+/// Time from sending `initialize` to its response, over fresh processes.
+async fn initialize_latency(home: &std::path::Path) -> Stats {
+    let mut samples = Vec::new();
+    for _ in 0..30 {
+        let mut sidecar = spawn_sidecar(home);
+        let t = Instant::now();
+        let r = sidecar
+            .editor
+            .request("initialize", json!({"capabilities": {}, "initializationOptions": {"servers": {"demo": demo_server("both", None)}}}))
+            .await;
+        samples.push(t.elapsed());
+        assert!(r.get("result").is_some());
+        let _ = sidecar.child.kill().await;
+    }
+    stats(samples)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// RSS of the sidecar process alone, idle, with three stdio servers connected.
+async fn idle_rss(home: &std::path::Path) -> u64 {
+    let sidecar = spawn_sidecar(home);
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(
+            &[(home, "home")],
+            json!({"servers": {
+                "one": demo_server("both", None),
+                "two": demo_server("legacy", None),
+                "three": demo_server("modern", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    for s in ["one", "two", "three"] {
+        sidecar.editor.wait_status(mark, s, "running").await;
+    }
+    sidecar.editor.command("mcp-sidecar.listTools", json!({})).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let rss = rss_kib(sidecar.child.id().unwrap());
+    sidecar.editor.shutdown_and_exit().await;
+    rss
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return; // `cargo test --all-targets` builds and "runs" benches; do nothing then.
+    }
+    let home = tempfile::tempdir().unwrap();
+    let mut report = serde_json::Map::new();
+    for (label, version, era) in [
+        ("2025-11-25", ProtocolVersion::V_2025_11_25, "legacy"),
+        ("2026-07-28", ProtocolVersion::V_2026_07_28, "modern"),
+    ] {
+        let d = direct(version, era).await;
+        let s = through_sidecar(home.path(), label, era).await;
+        println!(
+            "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({:.2}x)",
+            d.median_us, d.p99_us, s.median_us, s.p99_us, s.median_us - d.median_us, s.median_us / d.median_us
+        );
+        report.insert(format!("callTool_{label}"), json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us}));
+    }
+    let init = initialize_latency(home.path()).await;
+    println!("initialize → response: median {:.2} ms, p99 {:.2} ms", init.median_us / 1e3, init.p99_us / 1e3);
+    report.insert("initialize".into(), json!(init));
+    let rss = idle_rss(home.path()).await;
+    println!("idle RSS with three stdio servers: {:.1} MiB (sidecar process alone)", rss as f64 / 1024.0);
+    report.insert("idle_rss_kib".into(), json!(rss));
+    let size = std::fs::metadata(sidecar_bin()).map(|m| m.len()).unwrap_or(0);
+    println!("binary {}: {:.2} MiB", sidecar_bin().display(), size as f64 / (1024.0 * 1024.0));
+    report.insert("binary_bytes".into(), json!(size));
+    let out = std::env::var("BENCH_OUT").unwrap_or_else(|_| "target/bench-sidecar.json".into());
+    std::fs::write(&out, serde_json::to_string_pretty(&Value::Object(report)).unwrap()).unwrap();
+    println!("wrote {out}");
+}

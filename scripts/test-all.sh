@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Every test of the project, tier by tier, each under its own time budget.
+# This is the README's test command, and exactly what CI runs (.ci/run).
+#   scripts/test-all.sh            all tiers
+#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+TIERS="${TIERS:-lint peers unit interop}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Two cores: keep test threads modest so timing-sensitive tests are not starved.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
+
+tier() { # name, budget in seconds, command...
+  local name=$1 budget=$2; shift 2
+  local start=$SECONDS
+  echo "=== tier $name (budget ${budget}s)"
+  if ! timeout --kill-after=10 "$budget" "$@"; then
+    echo "=== tier $name FAILED after $((SECONDS - start))s" >&2
+    exit 1
+  fi
+  echo "=== tier $name passed in $((SECONDS - start))s"
+}
+
+has() { [[ " $TIERS " == *" $1 "* ]]; }
+
+lint() {
+  cargo fmt --check
+  cargo clippy --all-targets --locked -- -D warnings
+}
+
+unit() {
+  # Unit, in-process LSP (duplex), contract-docs and black-box tests; the interop tier below
+  # runs the ignored ones that need third-party peers.
+  cargo test --locked --all-targets
+}
+
+interop() {
+  # shellcheck disable=SC1091
+  . .cache/peers/env.sh
+  cargo test --locked --test interop -- --include-ignored
+}
+
+has lint && tier lint 900 lint
+has peers && tier peers 900 scripts/install-peers.sh
+has unit && tier unit 1200 unit
+has interop && tier interop 600 interop
+echo "=== all tiers passed in ${SECONDS}s"
