@@ -30,5 +30,6 @@ where
 
 /// Serves LSP on this process's stdin/stdout.
 pub async fn serve_stdio() {
-    serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    let (input, output) = crate::mcp::process_stdio();
+    serve(input, output).await;
 }

@@ -66,11 +66,8 @@ impl Host {
         self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub fn set_roots(&self, roots: Vec<Root>) -> bool {
-        let mut current = self.roots.write().unwrap_or_else(|e| e.into_inner());
-        let changed = *current != roots;
-        *current = roots;
-        changed
+    pub fn set_roots(&self, roots: Vec<Root>) {
+        *self.roots.write().unwrap_or_else(|e| e.into_inner()) = roots;
     }
 
     pub fn register_progress(&self, token: String, sink: ProgressFn) {

@@ -123,17 +123,34 @@ impl Manager {
         self.recompute_roots();
     }
 
+    /// Recomputes the roots. Folders, extras and exclusions apply at once; nested-project
+    /// discovery walks the disk on a blocking thread and applies when done. Legacy servers are
+    /// told once the set has been stable for [`ROOTS_DEBOUNCE`].
     fn recompute_roots(self: &Arc<Self>) {
-        let roots = {
+        let (folders, settings) = {
             let inner = self.inner();
-            roots::compute(&inner.folders, &inner.settings.roots)
+            (inner.folders.clone(), inner.settings.roots.clone())
         };
-        if !self.host.set_roots(roots) {
-            return;
-        }
         let generation = self.roots_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let quick = roots::RootsSettings {
+            discover: None,
+            ..settings.clone()
+        };
+        self.host.set_roots(roots::compute(&folders, &quick));
         let this = self.clone();
         tokio::spawn(async move {
+            if settings.discover.is_some() {
+                let walked =
+                    tokio::task::spawn_blocking(move || roots::compute(&folders, &settings)).await;
+                if this.roots_generation.load(Ordering::SeqCst) != generation {
+                    return;
+                }
+                if let Ok(all) = walked {
+                    this.host.set_roots(all);
+                }
+            }
+            // Each server is told only if its own view changed (see notify_roots_changed), so a
+            // later change that restores nothing still delivers an earlier one it superseded.
             tokio::time::sleep(ROOTS_DEBOUNCE).await;
             if this.roots_generation.load(Ordering::SeqCst) == generation {
                 this.notify_roots_changed().await;

@@ -20,3 +20,13 @@ pub use transport::parse_line;
 
 /// Client name announced to servers.
 pub const CLIENT_NAME: &str = "mcp-sidecar";
+
+/// This process's stdin/stdout as non-blocking pipes when they are pipes (as when an editor starts
+/// the sidecar), else tokio's blocking-thread stdio. rmcp already implements this for MCP stdio
+/// servers; the LSP side uses it too, which saves a thread hand-off on every message.
+pub fn process_stdio() -> (
+    impl tokio::io::AsyncRead + Unpin + Send,
+    impl tokio::io::AsyncWrite + Unpin + Send,
+) {
+    rmcp::transport::stdio_pipes()
+}
