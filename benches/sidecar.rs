@@ -9,7 +9,7 @@
 //! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`).
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod support;
 
 use std::process::Stdio;
@@ -18,11 +18,14 @@ use std::time::{Duration, Instant};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::TokioChildProcess;
-use serde_json::{json, Value};
-use support::{demo_server, sidecar_bin, TestEditor};
+use serde_json::{Value, json};
+use support::{TestEditor, demo_server, sidecar_bin};
 
 fn calls() -> usize {
-    std::env::var("BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    std::env::var("BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -47,7 +50,8 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
 
 fn demo_command(era: &str) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(sidecar_bin());
-    cmd.args(["demo-server", "--era", era]).stderr(Stdio::null());
+    cmd.args(["demo-server", "--era", era])
+        .stderr(Stdio::null());
     cmd
 }
 
@@ -56,11 +60,16 @@ async fn direct(version: ProtocolVersion, era: &str) -> Stats {
     let lifecycle = if version.has_initialize() {
         ClientLifecycleMode::Initialize
     } else {
-        ClientLifecycleMode::Discover { preferred_versions: vec![version.clone()] }
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![version.clone()],
+        }
     };
     let info = rmcp::model::ClientConfig::default().with_protocol_version(version);
     let client = info
-        .serve_with_lifecycle(TokioChildProcess::new(demo_command(era)).unwrap(), lifecycle)
+        .serve_with_lifecycle(
+            TokioChildProcess::new(demo_command(era)).unwrap(),
+            lifecycle,
+        )
         .await
         .unwrap();
     let args = json!({"a": 1, "b": 2}).as_object().unwrap().clone();
@@ -103,17 +112,27 @@ async fn through_sidecar(home: &std::path::Path, pin: &str, era: &str) -> Stats 
     let mark = sidecar.editor.mark();
     sidecar
         .editor
-        .initialize(&[], json!({"servers": {"demo": demo_server(era, Some(pin))}}), json!({}))
+        .initialize(
+            &[],
+            json!({"servers": {"demo": demo_server(era, Some(pin))}}),
+            json!({}),
+        )
         .await;
     sidecar.editor.wait_status(mark, "demo", "running").await;
     let arg = json!({"server": "demo", "tool": "add", "arguments": {"a": 1, "b": 2}});
     for _ in 0..100 {
-        sidecar.editor.command("mcp-sidecar.callTool", arg.clone()).await;
+        sidecar
+            .editor
+            .command("mcp-sidecar.callTool", arg.clone())
+            .await;
     }
     let mut samples = Vec::with_capacity(calls());
     for _ in 0..calls() {
         let t = Instant::now();
-        let r = sidecar.editor.command("mcp-sidecar.callTool", arg.clone()).await;
+        let r = sidecar
+            .editor
+            .command("mcp-sidecar.callTool", arg.clone())
+            .await;
         samples.push(t.elapsed());
         debug_assert_eq!(r["structuredContent"]["sum"], 3.0);
     }
@@ -166,7 +185,10 @@ async fn idle_rss(home: &std::path::Path) -> u64 {
     for s in ["one", "two", "three"] {
         sidecar.editor.wait_status(mark, s, "running").await;
     }
-    sidecar.editor.command("mcp-sidecar.listTools", json!({})).await;
+    sidecar
+        .editor
+        .command("mcp-sidecar.listTools", json!({}))
+        .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let rss = rss_kib(sidecar.child.id().unwrap());
     sidecar.editor.shutdown_and_exit().await;
@@ -188,20 +210,45 @@ async fn main() {
         let s = through_sidecar(home.path(), label, era).await;
         println!(
             "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({:.2}x)",
-            d.median_us, d.p99_us, s.median_us, s.p99_us, s.median_us - d.median_us, s.median_us / d.median_us
+            d.median_us,
+            d.p99_us,
+            s.median_us,
+            s.p99_us,
+            s.median_us - d.median_us,
+            s.median_us / d.median_us
         );
-        report.insert(format!("callTool_{label}"), json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us}));
+        report.insert(
+            format!("callTool_{label}"),
+            json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us}),
+        );
     }
     let init = initialize_latency(home.path()).await;
-    println!("initialize → response: median {:.2} ms, p99 {:.2} ms", init.median_us / 1e3, init.p99_us / 1e3);
+    println!(
+        "initialize → response: median {:.2} ms, p99 {:.2} ms",
+        init.median_us / 1e3,
+        init.p99_us / 1e3
+    );
     report.insert("initialize".into(), json!(init));
     let rss = idle_rss(home.path()).await;
-    println!("idle RSS with three stdio servers: {:.1} MiB (sidecar process alone)", rss as f64 / 1024.0);
+    println!(
+        "idle RSS with three stdio servers: {:.1} MiB (sidecar process alone)",
+        rss as f64 / 1024.0
+    );
     report.insert("idle_rss_kib".into(), json!(rss));
-    let size = std::fs::metadata(sidecar_bin()).map(|m| m.len()).unwrap_or(0);
-    println!("binary {}: {:.2} MiB", sidecar_bin().display(), size as f64 / (1024.0 * 1024.0));
+    let size = std::fs::metadata(sidecar_bin())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    println!(
+        "binary {}: {:.2} MiB",
+        sidecar_bin().display(),
+        size as f64 / (1024.0 * 1024.0)
+    );
     report.insert("binary_bytes".into(), json!(size));
     let out = std::env::var("BENCH_OUT").unwrap_or_else(|_| "target/bench-sidecar.json".into());
-    std::fs::write(&out, serde_json::to_string_pretty(&Value::Object(report)).unwrap()).unwrap();
+    std::fs::write(
+        &out,
+        serde_json::to_string_pretty(&Value::Object(report)).unwrap(),
+    )
+    .unwrap();
     println!("wrote {out}");
 }

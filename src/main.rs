@@ -27,7 +27,10 @@ fn main() -> ExitCode {
         eprintln!("mcp-sidecar: {e}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-sidecar: cannot start the async runtime: {e}");

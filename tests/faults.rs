@@ -196,3 +196,38 @@ async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
     assert_eq!(crashy["restarts"], 1);
     editor.shutdown_and_exit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_input_required_rounds_are_capped_with_state_echoed_exactly() {
+    let a = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[(a.path(), "a")],
+            json!({"servers": {"endless": python("bad/endless_mrtr.py", &[])}}),
+            json!({}),
+        )
+        .await;
+    let status = editor.wait_status(mark, "endless", "running").await;
+    assert_eq!(status["protocolVersion"], "2026-07-28");
+    let response = editor
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "endless", "tool": "endless"}),
+        )
+        .await;
+    let message = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("after 16 rounds"), "{response}");
+    let stats = editor
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": "endless", "tool": "stats"}),
+        )
+        .await;
+    assert_eq!(
+        stats["structuredContent"],
+        json!({"calls": 16, "mismatches": 0, "duplicateIds": 0, "rootsAnswers": 15})
+    );
+    editor.shutdown_and_exit().await;
+}

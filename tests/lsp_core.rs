@@ -361,3 +361,27 @@ async fn configuration_changes_restart_only_changed_servers() {
     let _ = mark;
     editor.shutdown_and_exit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editors_without_workspace_folders_fall_back_to_root_uri() {
+    let a = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    let response = editor
+        .request(
+            "initialize",
+            json!({"capabilities": {}, "rootUri": file_uri(a.path()),
+                   "initializationOptions": {"servers": {"demo": demo_server("both", None)}}}),
+        )
+        .await;
+    assert!(response.get("result").is_some());
+    editor.notify("initialized", json!({})).await;
+    editor.wait_status(mark, "demo", "running").await;
+    let roots = roots_of(&editor, "demo").await;
+    let name = a.path().file_name().unwrap().to_string_lossy().to_string();
+    assert_eq!(
+        roots["roots"],
+        json!([{"uri": file_uri(a.path()), "name": name}])
+    );
+    editor.shutdown_and_exit().await;
+}

@@ -123,3 +123,72 @@ fn user_file_errors_name_line_and_column() {
     std::fs::write(&path, r#"{"servers": {"a": {"command": "x"}}}"#).unwrap();
     assert!(UserFile::load(&path).unwrap().is_some());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "[a-z:/. ~$]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("command".to_string()),
+                        Just("url".to_string()),
+                        Just("args".to_string()),
+                        Just("env".to_string()),
+                        Just("type".to_string()),
+                        Just("roots".to_string()),
+                        Just("timeout".to_string()),
+                        Just("protocolVersion".to_string()),
+                        "[a-z]{1,6}",
+                    ],
+                    inner,
+                    0..6
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Any JSON at all: a definition either validates or yields an error naming the server;
+        /// never a panic.
+        #[test]
+        fn arbitrary_definitions_never_panic(value in json_value()) {
+            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value };
+            if let Err(e) = ServerSpec::parse(&raw) {
+                prop_assert_eq!(e.server.as_deref(), Some("s"));
+                prop_assert!(e.message.starts_with("server \"s\": "));
+            }
+        }
+
+        /// Well-formed stdio definitions keep exactly what was written.
+        #[test]
+        fn stdio_definitions_round_trip(
+            command in "[a-z][a-z0-9_-]{0,10}",
+            args in prop::collection::vec("[ -~]{0,8}", 0..4),
+            env in prop::collection::btree_map("[A-Z_]{1,6}", "[ -~]{0,8}", 0..3),
+            timeout in 1u32..600,
+        ) {
+            let value = json!({"command": command, "args": args, "env": env, "timeout": timeout});
+            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value };
+            let spec = ServerSpec::parse(&raw).unwrap();
+            prop_assert_eq!(spec.timeout, std::time::Duration::from_secs(timeout.into()));
+            prop_assert_eq!(spec.transport, TransportSpec::Stdio { command, args, env, cwd: None });
+        }
+
+        /// The whole settings resolution never panics, whatever the layers hold.
+        #[test]
+        fn resolve_never_panics(a in json_value(), b in json_value()) {
+            let _ = resolve(&[editor(a), file(b)]);
+        }
+    }
+}

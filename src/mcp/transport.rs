@@ -129,4 +129,21 @@ mod tests {
         );
         assert!(bom.unwrap().is_some());
     }
+
+    proptest::proptest! {
+        /// Whatever a server prints, one line never panics the parser.
+        #[test]
+        fn arbitrary_lines_never_panic(line in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let _ = parse_line(&line);
+        }
+
+        /// Valid JSON-RPC responses are recognised whatever their id and result.
+        #[test]
+        fn responses_parse(id in 0i64..1_000_000, text in "[ -~]{0,40}") {
+            let line = serde_json::to_vec(&serde_json::json!({
+                "jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}
+            })).unwrap();
+            proptest::prop_assert!(parse_line(&line).unwrap().is_some());
+        }
+    }
 }

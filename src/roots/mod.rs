@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSetBuilder};
 use url::Url;
 
-pub use crate::config::RootsSettings;
 use crate::config::RootsFilter;
+pub use crate::config::RootsSettings;
 
 /// One root as MCP spells it: a `file://` URI and a display name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
