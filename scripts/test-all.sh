@@ -15,7 +15,7 @@ tier() { # name, budget in seconds, command...
   local name=$1 budget=$2; shift 2
   local start=$SECONDS
   echo "=== tier $name (budget ${budget}s)"
-  if ! timeout --kill-after=10 "$budget" "$@"; then
+  if ! timeout --kill-after=10 "$budget" bash -c "$*"; then
     echo "=== tier $name FAILED after $((SECONDS - start))s" >&2
     exit 1
   fi
@@ -41,6 +41,7 @@ interop() {
   cargo test --locked --test interop -- --include-ignored
 }
 
+export -f lint unit interop
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
