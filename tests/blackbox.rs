@@ -185,3 +185,43 @@ async fn the_users_own_file_is_read_and_named_as_the_source() {
     assert_eq!(status["source"], dir.join("mcp.json").display().to_string());
     sidecar.editor.shutdown_and_exit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_go_to_the_log_file_with_each_servers_stderr() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("sidecar.log");
+    let mut child = Command::new(sidecar_bin())
+        .args(["lsp", "--log-file"])
+        .arg(&log)
+        .args(["--log-level", "info"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let mark = editor.mark();
+    let exits = json!({"command": "python3", "args": [fixture("bad/exits.py")]});
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"exits": exits}, "maxRestarts": 0}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "exits", "failed").await;
+    editor.shutdown_and_exit().await;
+    let out = child.wait_with_output().await.unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("exits") && text.contains("fatal: missing API key"),
+        "{text}"
+    );
+}
