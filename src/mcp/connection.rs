@@ -58,10 +58,7 @@ pub async fn connect(
         cwd,
     } = &spec.transport
     else {
-        return Err(
-            "HTTP servers are not supported yet (Streamable HTTP comes with workspace configuration)"
-                .into(),
-        );
+        return Err("HTTP servers are not supported yet".into());
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
     let mut process = spawned.process;

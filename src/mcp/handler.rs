@@ -169,8 +169,20 @@ impl ClientHandler for Handler {
         });
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    /// Drops the cached list and fetches the new one in the background, so `listServers` counts
+    /// right and the next `listTools` is quick.
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let (tools, peer, server) = (self.tools.clone(), context.peer, self.server.clone());
+        tokio::spawn(async move {
+            match peer.list_all_tools().await {
+                Ok(list) => {
+                    let mut cache = tools.lock().unwrap_or_else(|e| e.into_inner());
+                    cache.get_or_insert_with(|| Arc::new(list));
+                }
+                Err(e) => tracing::debug!(%server, "refreshing tools failed: {e}"),
+            }
+        });
         self.host.emit(Event::ToolsChanged {
             server: self.server.to_string(),
         });

@@ -87,6 +87,14 @@ impl Manager {
                         "disabled in its configuration".into(),
                         self.host.clone(),
                     ),
+                    Ok(spec) if spec.transport.kind() == "http" => Slot::inert(
+                        name.clone(),
+                        Some(spec.clone()),
+                        ServerState::Failed,
+                        Some(spec.source.to_string()),
+                        "HTTP servers are not supported yet (Streamable HTTP comes with workspace configuration)".into(),
+                        self.host.clone(),
+                    ),
                     Ok(spec) => Slot::start(spec, self.host.clone(), limits),
                     Err(e) => {
                         self.host.emit(Event::Message {
