@@ -1,0 +1,182 @@
+// The editor contract, version 1 (docs/lsp-extensions.md): method names, params and results,
+// spelled exactly as the sidecar declares them in src/lsp/ext.rs. Types only, no behaviour.
+
+export const INPUT_BOX = 'mcp-sidecar/inputBox';
+export const QUICK_PICK = 'mcp-sidecar/quickPick';
+export const EDIT_DRAFT = 'mcp-sidecar/editDraft';
+export const CANCEL_PROMPT = 'mcp-sidecar/cancelPrompt';
+export const CLIPBOARD = 'mcp-sidecar/clipboard';
+export const LANGUAGE_MODEL = 'mcp-sidecar/languageModel';
+export const SERVER_STATUS = 'mcp-sidecar/serverStatus';
+
+export const CMD_LIST_SERVERS = 'mcp-sidecar.listServers';
+export const CMD_LIST_TOOLS = 'mcp-sidecar.listTools';
+export const CMD_CALL_TOOL = 'mcp-sidecar.callTool';
+export const CMD_RESTART_SERVER = 'mcp-sidecar.restartServer';
+
+/** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
+export interface EditorCapabilities {
+  inputBox: boolean;
+  quickPick: boolean;
+  editDraft: boolean;
+  clipboard: boolean;
+  languageModel: boolean;
+}
+
+export interface InputBoxParams {
+  id: string;
+  server?: string;
+  title: string;
+  prompt?: string;
+  placeholder?: string;
+  value?: string;
+  password?: boolean;
+  validationMessage?: string;
+  step?: number;
+  totalSteps?: number;
+  canGoBack?: boolean;
+  canSkip?: boolean;
+}
+
+export type InputBoxResult = { value: string } | { back: true } | { skip: true } | null;
+
+export interface QuickPickItemParams {
+  label: string;
+  description?: string;
+  detail?: string;
+  picked?: boolean;
+}
+
+export interface QuickPickParams {
+  id: string;
+  server?: string;
+  title: string;
+  placeholder?: string;
+  items: QuickPickItemParams[];
+  canPickMany?: boolean;
+  step?: number;
+  totalSteps?: number;
+  canGoBack?: boolean;
+}
+
+export type QuickPickResult = { selected: number[] } | { back: true } | null;
+
+export type DraftKind = 'samplingRequest' | 'samplingResponse' | 'form' | 'toolArguments';
+
+export interface DraftProblem {
+  line: number;
+  message: string;
+}
+
+export interface EditDraftParams {
+  id: string;
+  server?: string;
+  kind: DraftKind;
+  title: string;
+  language: string;
+  text: string;
+  problems?: DraftProblem[];
+}
+
+export type EditDraftResult = { action: 'accept'; text: string } | { action: 'reject' } | null;
+
+export interface CancelPromptParams {
+  id: string;
+}
+
+export interface ClipboardParams {
+  text: string;
+}
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'needsTrust';
+
+export interface ServerStatusParams {
+  name: string;
+  state: ServerState;
+  protocolVersion?: string;
+  source?: string;
+  message?: string;
+}
+
+export interface ServerSummary extends ServerStatusParams {
+  transport: string;
+  serverInfo?: { name?: string; version?: string; [key: string]: unknown };
+  toolCount: number;
+  restarts: number;
+}
+
+export interface ToolSummary {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+}
+
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  default?: unknown;
+  description?: string;
+  title?: string;
+  enum?: unknown[];
+  items?: JsonSchema;
+  [key: string]: unknown;
+}
+
+export interface CallToolArgs {
+  server: string;
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** MCP content blocks as they appear in a CallToolResult or a sampling message. */
+export interface ContentBlock {
+  type: string;
+  text?: string;
+  mimeType?: string;
+  data?: string;
+  uri?: string;
+  name?: string;
+  resource?: { uri?: string; mimeType?: string; text?: string; blob?: string };
+  [key: string]: unknown;
+}
+
+export interface CallToolResult {
+  content?: ContentBlock[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** `sampling/createMessage` params as the person approved them, plus the chosen `model`. */
+export interface LanguageModelParams {
+  messages: { role: 'user' | 'assistant'; content: ContentBlock | ContentBlock[] }[];
+  systemPrompt?: string;
+  maxTokens?: number;
+  temperature?: number;
+  stopSequences?: string[];
+  modelPreferences?: { hints?: { name?: string }[]; [key: string]: unknown };
+  model?: string;
+  [key: string]: unknown;
+}
+
+export interface CreateMessageResult {
+  role: 'assistant';
+  content: ContentBlock;
+  model: string;
+  stopReason: string;
+}
+
+/** `data.kind` of a command's JSON-RPC error. */
+export type CommandErrorKind =
+  | 'unknownServer'
+  | 'notRunning'
+  | 'serverGone'
+  | 'timeout'
+  | 'serverError'
+  | 'protocol'
+  | 'refused'
+  | 'busy'
+  | 'cancelled';

@@ -1,0 +1,70 @@
+// Entry point: wires the sidecar client, the prompt and draft services, the status bar and the
+// commands. Each part lives in its own module.
+
+import * as vscode from 'vscode';
+import { needsRestart, notifyFirstSetting, SECTION } from './config';
+import * as contract from './contract';
+import { DraftService } from './drafts/drafts';
+import { logChannel } from './log';
+import { AttentionTracker } from './prompts/attentionTracker';
+import { PromptService } from './prompts/promptService';
+import { showServersCommand } from './servers/serverList';
+import { ServerStates } from './servers/serverStates';
+import { StatusBar } from './servers/statusBar';
+import { Sidecar } from './sidecar';
+import { callToolCommand } from './tools/callTool';
+import { ResultDocuments } from './tools/resultDocuments';
+
+let sidecar: Sidecar | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const states = new ServerStates();
+  const statusBar = new StatusBar(states);
+  const attention = new AttentionTracker(notifyFirstSetting);
+  const prompts = new PromptService(attention);
+  const drafts = new DraftService();
+  const results = new ResultDocuments();
+  const client = new Sidecar({ prompts, drafts, states, onState: (s) => statusBar.render(s) });
+  sidecar = client;
+
+  const command = (id: string, run: (...args: unknown[]) => unknown) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        await run(...args);
+      } catch (error) {
+        void vscode.window.showErrorMessage(`MCP Sidecar: ${(error as Error)?.message ?? String(error)}`);
+      }
+    });
+
+  context.subscriptions.push(
+    logChannel(),
+    statusBar,
+    attention,
+    drafts,
+    results,
+    client,
+    command('mcpSidecar.callTool', (server) =>
+      callToolCommand(client, prompts, results, typeof server === 'string' ? server : undefined),
+    ),
+    command('mcpSidecar.showServers', () => showServersCommand(client, states)),
+    command('mcpSidecar.restartServer', async () => {
+      // Without a server the sidecar asks which one, through mcp-sidecar/quickPick.
+      const r = await client.command<{ server: string } | null>(contract.CMD_RESTART_SERVER, {});
+      if (r?.server) vscode.window.setStatusBarMessage(`$(debug-restart) Restarting ${r.server}`, 3000);
+    }),
+    command('mcpSidecar.showLog', () => logChannel().show(true)),
+    command('mcpSidecar.restartSidecar', () => client.restart()),
+    command('mcpSidecar.acceptDraft', (uri) => drafts.accept(uri instanceof vscode.Uri ? uri : undefined)),
+    command('mcpSidecar.rejectDraft', (uri) => drafts.reject(uri instanceof vscode.Uri ? uri : undefined)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(SECTION)) return;
+      if (needsRestart(e)) void client.restart();
+      else client.sendSettings();
+    }),
+  );
+  void client.start();
+}
+
+export function deactivate(): Promise<void> | undefined {
+  return sidecar?.stop();
+}

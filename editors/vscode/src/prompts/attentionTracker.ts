@@ -1,0 +1,48 @@
+// The facts behind "announce first": when the person last typed in an editor, whether the
+// window has focus, when each server's last question was answered; and the notification itself.
+
+import * as vscode from 'vscode';
+import { shouldAnnounce, type NotifyFirst } from './attention';
+
+export class AttentionTracker implements vscode.Disposable {
+  private lastTypedAt: number | undefined;
+  private answeredAt = new Map<string, number>();
+  private subscription: vscode.Disposable;
+
+  constructor(private mode: () => NotifyFirst) {
+    this.subscription = vscode.workspace.onDidChangeTextDocument((e) => {
+      const scheme = e.document.uri.scheme;
+      if (e.contentChanges.length > 0 && (scheme === 'file' || scheme === 'untitled')) {
+        this.lastTypedAt = Date.now();
+      }
+    });
+  }
+
+  /** Resolves true when the prompt may open now: at once, or after "Respond". */
+  async mayOpen(p: { server?: string; title: string; step?: number; reask: boolean }): Promise<boolean> {
+    const announce = shouldAnnounce(this.mode(), {
+      server: p.server,
+      step: p.step,
+      reask: p.reask,
+      now: Date.now(),
+      lastTypedAt: this.lastTypedAt,
+      windowFocused: vscode.window.state.focused,
+      lastAnsweredAt: p.server ? this.answeredAt.get(p.server) : undefined,
+    });
+    if (!announce) return true;
+    const choice = await vscode.window.showInformationMessage(
+      `${p.server} needs input: ${p.title}`,
+      'Respond',
+      'Cancel',
+    );
+    return choice === 'Respond';
+  }
+
+  answered(server: string | undefined): void {
+    if (server) this.answeredAt.set(server, Date.now());
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+  }
+}

@@ -1,0 +1,31 @@
+// The status bar item: the servers' states at a glance; a click opens the server list.
+
+import * as vscode from 'vscode';
+import { statusBarView, type ServerStates, type SidecarState } from './serverStates';
+
+export class StatusBar implements vscode.Disposable {
+  private item = vscode.window.createStatusBarItem('mcpSidecar.status', vscode.StatusBarAlignment.Left, 10);
+
+  constructor(private states: ServerStates) {
+    this.item.name = 'MCP Sidecar';
+    this.item.command = 'mcpSidecar.showServers';
+    this.render('starting');
+    this.item.show();
+  }
+
+  render(sidecar: SidecarState): void {
+    const view = statusBarView(sidecar, this.states.all());
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor =
+      view.severity === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : view.severity === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

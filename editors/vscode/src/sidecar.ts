@@ -1,0 +1,256 @@
+// The sidecar process as a language client: finds and checks the binary, starts it with the
+// settings, answers its requests with the editor's UI, restarts it, and sends it commands.
+
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  TransportKind,
+  WorkDoneProgress,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
+} from 'vscode-languageclient/node';
+import { findSidecar } from './binaryCheck';
+import { editorCapabilities, SidecarCapabilities } from './capabilities';
+import { binaryPathSetting, logLevelSetting, readSidecarSettings } from './config';
+import * as contract from './contract';
+import type { DraftService } from './drafts/drafts';
+import { answerWithLanguageModel, hasLanguageModel } from './lm/languageModel';
+import { logChannel, note } from './log';
+import type { PromptService } from './prompts/promptService';
+import type { ServerStates, SidecarState } from './servers/serverStates';
+import { sidecarArgs } from './settings';
+
+/** Automatic restarts allowed within CRASH_WINDOW_MS before giving up. */
+const MAX_RESTARTS = 3;
+const CRASH_WINDOW_MS = 3 * 60 * 1000;
+
+export type ProgressUpdate = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+export interface SidecarParts {
+  prompts: PromptService;
+  drafts: DraftService;
+  states: ServerStates;
+  onState: (state: SidecarState) => void;
+}
+
+export class Sidecar implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private state: SidecarState = 'stopped';
+  private starting: Promise<void> | undefined;
+  private stopping = false;
+  private crashes: number[] = [];
+
+  constructor(private parts: SidecarParts) {}
+
+  get sidecarState(): SidecarState {
+    return this.state;
+  }
+
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.cancelPrompts();
+    if (client) {
+      this.stopping = true;
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        note(`stopping the sidecar: ${String(error)}`);
+      } finally {
+        this.stopping = false;
+      }
+    }
+    this.parts.states.clear();
+    this.setState('stopped');
+  }
+
+  async restart(): Promise<void> {
+    await this.starting;
+    await this.stop();
+    this.crashes = [];
+    await this.start();
+  }
+
+  /** Runs one of the sidecar's `mcp-sidecar.*` commands. */
+  async command<T>(
+    command: string,
+    arg: object = {},
+    token?: vscode.CancellationToken,
+    onProgress?: (update: ProgressUpdate) => void,
+  ): Promise<T> {
+    await this.starting;
+    const client = this.client;
+    if (!client || this.state !== 'running') {
+      throw new Error('MCP Sidecar is not running (see "MCP Sidecar: Show Log", then "MCP Sidecar: Restart Sidecar")');
+    }
+    const workDoneToken = onProgress ? `mcp-sidecar-vscode-${Date.now()}-${Math.random().toString(36).slice(2)}` : undefined;
+    const progress = workDoneToken && onProgress ? client.onProgress(WorkDoneProgress.type, workDoneToken, onProgress) : undefined;
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg], workDoneToken }, token)) as T;
+    } finally {
+      progress?.dispose();
+    }
+  }
+
+  /** Sends the current settings to the running sidecar. */
+  sendSettings(): void {
+    if (this.client && this.state === 'running') {
+      void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: readSidecarSettings() });
+    }
+  }
+
+  async refreshServers(): Promise<void> {
+    try {
+      this.parts.states.replaceAll(await this.command<contract.ServerSummary[]>(contract.CMD_LIST_SERVERS));
+      this.parts.onState(this.state);
+    } catch (error) {
+      note(`listServers failed: ${String(error)}`);
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+
+  private setState(state: SidecarState): void {
+    this.state = state;
+    this.parts.onState(state);
+  }
+
+  private cancelPrompts(): void {
+    this.parts.prompts.queue.cancelAll();
+    this.parts.drafts.cancelAll();
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) return;
+    this.setState('starting');
+    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
+    const found = await findSidecar(binaryPathSetting(), folder);
+    if (!found.ok) {
+      this.setState('failed');
+      note(`cannot start: ${found.problem}. ${found.fix}`);
+      void this.showProblem(`cannot start: ${found.problem}.`, found.fix);
+      return;
+    }
+    const languageModel = await withTimeout(hasLanguageModel(), 3000, false);
+    const server: ServerOptions = {
+      command: found.path,
+      args: sidecarArgs(logLevelSetting()),
+      transport: TransportKind.stdio,
+      options: { cwd: folder ?? os.homedir() },
+    };
+    const options: LanguageClientOptions = {
+      outputChannel: logChannel(),
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: () => readSidecarSettings(),
+      initializationFailedHandler: (error) => {
+        void this.showProblem(`the sidecar did not initialize: ${String(error?.message ?? error)}.`, 'See the log.');
+        return false;
+      },
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        closed: () => this.onClosed(),
+      },
+    };
+    const client = new LanguageClient('mcpSidecar', 'MCP Sidecar', server, options);
+    client.registerFeature(new SidecarCapabilities(editorCapabilities(languageModel)));
+    this.registerHandlers(client);
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return;
+      if (e.newState === State.Running) {
+        this.setState('running');
+        void this.refreshServers();
+      } else if (e.newState === State.Starting) {
+        this.setState('starting');
+      }
+    });
+    this.client = client;
+    note(`starting ${found.path} ${sidecarArgs(logLevelSetting()).join(' ')} (languageModel: ${languageModel})`);
+    try {
+      await client.start();
+      this.setState('running');
+    } catch (error) {
+      this.client = undefined;
+      this.setState('failed');
+      note(`the sidecar did not start: ${String(error)}`);
+      void this.showProblem(`the sidecar at ${found.path} did not start: ${String((error as Error)?.message ?? error)}.`, 'See the log.');
+    }
+  }
+
+  private onClosed(): { action: CloseAction; handled: boolean } {
+    this.cancelPrompts();
+    if (this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
+    const now = Date.now();
+    this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+    this.crashes.push(now);
+    if (this.crashes.length <= MAX_RESTARTS) {
+      note(`the sidecar exited; restarting (${this.crashes.length} of ${MAX_RESTARTS})`);
+      this.setState('starting');
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.setState('failed');
+    void this.showProblem(
+      `the sidecar exited ${this.crashes.length} times in ${CRASH_WINDOW_MS / 60000} minutes and was not restarted.`,
+      'See the log; then run "MCP Sidecar: Restart Sidecar".',
+    );
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private registerHandlers(client: LanguageClient): void {
+    const { prompts, drafts, states } = this.parts;
+    client.onRequest(contract.INPUT_BOX, (p: contract.InputBoxParams, token) => prompts.inputBox(p, token));
+    client.onRequest(contract.QUICK_PICK, (p: contract.QuickPickParams, token) => prompts.quickPick(p, token));
+    client.onRequest(contract.EDIT_DRAFT, (p: contract.EditDraftParams, token) => drafts.editDraft(p, token));
+    client.onRequest(contract.LANGUAGE_MODEL, (p: contract.LanguageModelParams, token) => answerWithLanguageModel(p, token));
+    client.onNotification(contract.CANCEL_PROMPT, (p: contract.CancelPromptParams) => {
+      if (!prompts.cancel(p.id) && !drafts.cancel(p.id)) note(`cancelPrompt ${p.id}: no such prompt open`);
+    });
+    client.onNotification(contract.CLIPBOARD, (p: contract.ClipboardParams) => {
+      void vscode.env.clipboard.writeText(p.text).then(() => vscode.window.setStatusBarMessage('$(copy) Copied to the clipboard', 3000));
+    });
+    client.onNotification(contract.SERVER_STATUS, (p: contract.ServerStatusParams) => {
+      states.update(p);
+      this.parts.onState(this.state);
+    });
+  }
+
+  private async showProblem(problem: string, fix: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(`MCP Sidecar ${problem} ${fix}`, 'Open Settings', 'Show Log');
+    if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'mcpSidecar.binaryPath');
+    else if (choice === 'Show Log') logChannel().show(true);
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(fallback);
+      },
+    );
+  });
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { JsonSchema } from '../../src/contract';
+import { statusBarView, ServerStates } from '../../src/servers/serverStates';
+import { argumentSkeleton, argumentsHelp, needsArguments, parseArguments } from '../../src/tools/argumentsModel';
+import { resultMarkdown } from '../../src/tools/resultMarkdown';
+
+const addSchema: JsonSchema = {
+  type: 'object',
+  properties: { a: { type: 'number', description: 'First addend' }, b: { type: 'number' }, note: { type: 'string' } },
+  required: ['a', 'b'],
+};
+
+test('argument skeletons list the required properties with placeholder values', () => {
+  assert.equal(argumentSkeleton(addSchema), '{"a": 0, "b": 0}');
+  assert.equal(argumentSkeleton({ type: 'object', properties: { text: { type: 'string' }, n: { type: 'integer', default: 3 } } }), '{"text": "", "n": 3}');
+  assert.equal(argumentSkeleton({ type: 'object' }), '{}');
+  assert.equal(needsArguments({ type: 'object' }), false);
+  assert.equal(needsArguments(addSchema), true);
+  assert.match(argumentsHelp(addSchema), /a \(number, required\): First addend/);
+});
+
+test('typed arguments are checked: JSON, an object, required keys, top-level types', () => {
+  assert.deepEqual(parseArguments('{"a": 2, "b": 3}', addSchema), { ok: true, value: { a: 2, b: 3 } });
+  assert.match((parseArguments('{"a": 2,', addSchema) as { message: string }).message, /^Not valid JSON/);
+  assert.match((parseArguments('[1]', addSchema) as { message: string }).message, /JSON object/);
+  assert.equal((parseArguments('{"a": 1}', addSchema) as { message: string }).message, 'Missing required argument: b');
+  assert.equal((parseArguments('{"a": "1", "b": 2}', addSchema) as { message: string }).message, '"a" must be number');
+  assert.deepEqual(parseArguments('', { type: 'object' }), { ok: true, value: {} });
+});
+
+test('a tool result as Markdown: text, JSON text fenced, structured content', () => {
+  const md = resultMarkdown('demo', 'add', { a: 2, b: 3 }, {
+    content: [{ type: 'text', text: '2 + 3 = 5' }, { type: 'text', text: '{"roots": []}' }, { type: 'image', mimeType: 'image/png', data: 'AAAA' }],
+    structuredContent: { sum: 5 },
+  });
+  assert.match(md, /^# demo: add\n/);
+  assert.match(md, /Arguments: `\{"a":2,"b":3\}`/);
+  assert.match(md, /\n2 \+ 3 = 5\n/);
+  assert.match(md, /```json\n\{"roots": \[\]\}\n```/);
+  assert.match(md, /_\[image image\/png, 3 bytes\]_/);
+  assert.match(md, /## Structured content\n\n```json\n\{\n {2}"sum": 5\n\}\n```/);
+  assert.match(resultMarkdown('s', 't', undefined, { isError: true, content: [] }), /reported an error[\s\S]*no content/);
+});
+
+test('status bar text counts running servers and flags failures', () => {
+  const states = new ServerStates();
+  assert.equal(statusBarView('running', states.all()).text, '$(server) MCP: no servers');
+  states.replaceAll([{ name: 'demo', state: 'running', protocolVersion: '2026-07-28' }, { name: 'b', state: 'starting' }]);
+  assert.equal(statusBarView('running', states.all()).text, '$(sync~spin) MCP 1/2');
+  states.update({ name: 'b', state: 'failed', message: 'exited with code 1' });
+  const v = statusBarView('running', states.all());
+  assert.equal(v.text, '$(warning) MCP 1/2');
+  assert.equal(v.severity, 'warning');
+  assert.match(v.tooltip, /b: failed — exited with code 1/);
+  assert.match(v.tooltip, /demo: running \(2026-07-28\)/);
+  states.update({ name: 'b', state: 'running' });
+  assert.equal(statusBarView('running', states.all()).text, '$(server) MCP 2/2');
+  assert.equal(statusBarView('failed', states.all()).severity, 'error');
+  assert.equal(statusBarView('starting', []).text, '$(sync~spin) MCP');
+});
