@@ -4,7 +4,9 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod elicitation;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod roots;
+pub mod ui;

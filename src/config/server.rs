@@ -27,8 +27,11 @@ pub struct ServerSpec {
     pub disabled: bool,
     pub protocol: ProtocolPin,
     pub roots: RootsFilter,
-    /// Applies to start-up and to each request the sidecar sends to the server.
+    /// Applies to start-up and to each request the sidecar sends to the server (the time a
+    /// person spends answering its questions does not count).
     pub timeout: Duration,
+    /// `elicitation.policy`: ask (default), decline, or acceptDefaults.
+    pub elicitation: crate::elicitation::Policy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,7 +143,16 @@ impl ServerSpec {
                     ))
                 })?,
         };
+        let elicitation = match obj.get("elicitation").and_then(|e| e.get("policy")) {
+            None | Some(Value::Null) => crate::elicitation::Policy::default(),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+                err(format!(
+                    "\"elicitation.policy\" must be \"ask\", \"decline\" or \"acceptDefaults\", not {v}"
+                ))
+            })?,
+        };
         Ok(ServerSpec {
+            elicitation,
             name: raw.name.clone(),
             source: raw.source.clone(),
             transport,

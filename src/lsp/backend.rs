@@ -109,8 +109,9 @@ fn initial_folders(params: &InitializeParams) -> Vec<Folder> {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let caps = EditorCapabilities::from_experimental(params.capabilities.experimental.as_ref());
-        *self.editor.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Editor::new(self.client.clone(), caps));
+        let editor = Editor::new(self.client.clone(), caps);
+        self.manager.set_ui(Arc::new(editor.clone()));
+        *self.editor.lock().unwrap_or_else(|e| e.into_inner()) = Some(editor);
         *self.folders.lock().unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
         *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
             config::unwrap_editor_settings(params.initialization_options);

@@ -6,14 +6,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures::future::BoxFuture;
 use tower_lsp_server::Client;
-use tower_lsp_server::gen_lsp_types::Request;
+use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
 use super::ext::{
-    CancelPrompt, CancelPromptParams, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult,
-    QuickPick, QuickPickParams, QuickPickResult,
+    CancelPrompt, CancelPromptParams, Clipboard, ClipboardParams, EditDraft, EditDraftParams,
+    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, QuickPick,
+    QuickPickParams, QuickPickResult,
 };
 use crate::mcp::CallError;
+use crate::ui::{Level, Prompter};
 
 #[derive(Clone)]
 pub struct Editor {
@@ -102,4 +105,83 @@ impl Drop for PromptGuard {
             });
         }
     }
+}
+
+impl Prompter for Editor {
+    fn capabilities(&self) -> EditorCapabilities {
+        self.capabilities
+    }
+
+    fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        Box::pin(async move { dismissed_on_error(Editor::input_box(self, params).await) })
+    }
+
+    fn quick_pick(&self, params: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        Box::pin(async move { dismissed_on_error(Editor::quick_pick(self, params).await) })
+    }
+
+    fn edit_draft(&self, mut params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        Box::pin(async move {
+            if !self.capabilities.edit_draft {
+                tracing::info!(title = %params.title, "the editor has no editDraft; treating the draft as closed");
+                return None;
+            }
+            if params.id.is_empty() {
+                params.id = self.next_prompt_id();
+            }
+            let id = params.id.clone();
+            dismissed_on_error(self.ask::<EditDraft>(id, params).await)
+        })
+    }
+
+    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let Ok(uri) = url::Url::parse(&url) else {
+                return false;
+            };
+            let params = ShowDocumentParams {
+                uri,
+                external: Some(true),
+                take_focus: Some(true),
+                selection: None,
+            };
+            match self.client.show_document(params).await {
+                Ok(shown) => shown,
+                Err(e) => {
+                    tracing::warn!("the editor could not open {url}: {}", e.message);
+                    false
+                }
+            }
+        })
+    }
+
+    fn clipboard(&self, text: String) {
+        if !self.capabilities.clipboard {
+            tracing::info!("the editor has no clipboard primitive; not copying");
+            return;
+        }
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            client
+                .send_notification::<Clipboard>(ClipboardParams { text })
+                .await;
+        });
+    }
+
+    fn show_message(&self, level: Level, message: String) {
+        let client = self.client.clone();
+        let kind = match level {
+            Level::Error => MessageType::Error,
+            Level::Warning => MessageType::Warning,
+            Level::Info => MessageType::Info,
+        };
+        tokio::spawn(async move { client.show_message(kind, message).await });
+    }
+}
+
+fn dismissed_on_error<T>(answer: Result<Option<T>, CallError>) -> Option<T> {
+    answer.unwrap_or_else(|e| {
+        tracing::warn!("{e}; treating the prompt as dismissed");
+        None
+    })
 }

@@ -77,6 +77,7 @@ pub async fn connect(
         host,
         tools: tools.clone(),
         protocol_version: legacy_version,
+        elicitation: spec.elicitation,
     });
     let started = tokio::time::timeout(
         spec.timeout,
@@ -303,14 +304,41 @@ impl Connection {
                 .host
                 .register_progress(guard.progress_key.clone(), sink);
         }
-        let outcome = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        let outcome = self.within_server_time(handle.await_response()).await;
         let mut guard = guard;
         match outcome {
-            Ok(result) => {
+            Some(result) => {
                 guard.id = None;
                 result.map_err(|e| self.service_error(e))
             }
-            Err(_) => Err(self.timeout_error()),
+            None => Err(self.timeout_error()),
+        }
+    }
+
+    /// Awaits `fut` for at most the server's timeout, not counting time a person spends
+    /// answering this server's questions meanwhile. `None` on timeout.
+    async fn within_server_time<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        let clock = self.handler.host.clock(&self.server);
+        let start = tokio::time::Instant::now();
+        let (human_at_start, _) = clock.total();
+        let mut deadline = start + self.timeout;
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                out = &mut fut => return Some(out),
+                _ = tokio::time::sleep_until(deadline) => {
+                    let (human, busy) = clock.total();
+                    let now = tokio::time::Instant::now();
+                    let extended = start + self.timeout + (human - human_at_start);
+                    if busy {
+                        deadline = now + self.timeout;
+                    } else if extended > now {
+                        deadline = extended;
+                    } else {
+                        return None;
+                    }
+                }
+            }
         }
     }
 

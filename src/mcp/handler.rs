@@ -7,9 +7,10 @@ use std::sync::Arc;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation, InputRequest,
-    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, Root as McpRoot, RootsCapabilities,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
+    FormElicitationCapability, Implementation, InputRequest, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RequestMetaObject, Root as McpRoot, RootsCapabilities, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -17,6 +18,7 @@ use serde_json::Value;
 use super::CLIENT_NAME;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
+use crate::elicitation::{self, Policy};
 
 /// Invalidated when the server says its tool list changed.
 pub type ToolCache = std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
@@ -27,7 +29,12 @@ pub struct Handler {
     pub host: Arc<Host>,
     pub tools: Arc<ToolCache>,
     pub protocol_version: ProtocolVersion,
+    pub elicitation: Policy,
 }
+
+/// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
+/// unknown keywords, shapes rmcp's typed schema would refuse); see `transport::stash_schemas`.
+pub const RAW_SCHEMA_META: &str = "dev.mcp-sidecar/requestedSchema";
 
 /// The answer to one input request, or the reason the whole call must end.
 pub type Answer = Result<Value, String>;
@@ -35,6 +42,16 @@ pub type Answer = Result<Value, String>;
 impl Handler {
     fn roots_declared(&self) -> bool {
         self.roots != RootsFilter::None
+    }
+
+    /// Elicitation is declared when someone can answer: an editor with input boxes and
+    /// quick-picks, or a policy that answers without asking.
+    fn elicitation_declared(&self) -> bool {
+        self.elicitation != Policy::Ask
+            || self
+                .host
+                .ui()
+                .is_some_and(|ui| ui.capabilities().input_box && ui.capabilities().quick_pick)
     }
 
     pub fn current_roots(&self) -> ListRootsResult {
@@ -60,7 +77,16 @@ impl Handler {
                 serde_json::to_value(self.current_roots()).map_err(|e| e.to_string())
             }
             InputRequest::Elicitation(request) => {
-                let result = self.elicit(request.params).await;
+                // A question that cannot be shown is declined (2026-07-28 has no error channel).
+                let meta = request
+                    .extensions
+                    .get::<RequestMetaObject>()
+                    .cloned()
+                    .unwrap_or_default();
+                let result = self
+                    .elicit(request.params, Some(&meta))
+                    .await
+                    .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 serde_json::to_value(result).map_err(|e| e.to_string())
             }
             InputRequest::CreateMessage(_) => Err(format!(
@@ -72,20 +98,79 @@ impl Handler {
         }
     }
 
-    /// Elicitation is not declared yet; a server that asks anyway gets a decline.
-    async fn elicit(&self, _params: ElicitRequestParams) -> ElicitResult {
-        tracing::warn!(server = %self.server, "declining an elicitation: not declared by this sidecar");
-        ElicitResult::new(ElicitationAction::Decline)
+    /// Asks the person (or applies the policy). `Err` when the form cannot be shown.
+    async fn elicit(
+        &self,
+        params: ElicitRequestParams,
+        context_meta: Option<&RequestMetaObject>,
+    ) -> Result<ElicitResult, elicitation::Unsupported> {
+        let request = match params {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                meta,
+            } => {
+                let raw = [meta.as_ref(), context_meta]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|m| m.0.0.get(RAW_SCHEMA_META).cloned());
+                let schema = raw.unwrap_or_else(|| {
+                    serde_json::to_value(&requested_schema).unwrap_or(Value::Null)
+                });
+                elicitation::Request::Form { message, schema }
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                elicitation::Request::Url { message, url }
+            }
+            _ => {
+                return Err(elicitation::Unsupported {
+                    property: None,
+                    message: "unknown elicitation mode".into(),
+                });
+            }
+        };
+        let Some(ui) = self.host.ui() else {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        let _busy = self.host.clock(&self.server).busy();
+        let settings = self.host.elicitation_settings();
+        let outcome = elicitation::elicit(
+            ui.as_ref(),
+            &self.server,
+            self.elicitation,
+            &settings,
+            &self.host.limiter,
+            &request,
+        )
+        .await?;
+        tracing::info!(server = %self.server, action = outcome.action(), "answered an elicitation");
+        Ok(match outcome {
+            elicitation::Outcome::Accept(content) => {
+                let result = ElicitResult::new(ElicitationAction::Accept);
+                match content {
+                    Some(c) => result.with_content(Value::Object(c)),
+                    None => result,
+                }
+            }
+            elicitation::Outcome::Decline => ElicitResult::new(ElicitationAction::Decline),
+            elicitation::Outcome::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }
 
 /// The capabilities declared to a server, in both eras.
-pub fn capabilities(roots: bool) -> ClientCapabilities {
+pub fn capabilities(roots: bool, elicitation: bool) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
     if roots {
         let mut rc = RootsCapabilities::default();
         rc.list_changed = Some(true);
         caps.roots = Some(rc);
+    }
+    if elicitation {
+        let mut ec = ElicitationCapability::new();
+        ec.form = Some(FormElicitationCapability::default());
+        ec.url = Some(UrlElicitationCapability::new());
+        caps.elicitation = Some(ec);
     }
     caps
 }
@@ -93,7 +178,7 @@ pub fn capabilities(roots: bool) -> ClientCapabilities {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            capabilities(self.roots_declared()),
+            capabilities(self.roots_declared(), self.elicitation_declared()),
             Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(self.protocol_version.clone())
@@ -111,15 +196,27 @@ impl ClientHandler for Handler {
         Ok(self.current_roots())
     }
 
-    /// Not declared yet: a legacy client answers an undeclared request with -32601.
+    /// A legacy `elicitation/create`. The server cancelling it closes the prompt; a form that
+    /// cannot be shown is answered with -32602 naming the property.
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::ElicitationCreateRequestMethod,
-        >())
+        if !self.elicitation_declared() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ElicitationCreateRequestMethod,
+            >());
+        }
+        tokio::select! {
+            result = self.elicit(request, Some(&context.meta)) => result.map_err(|e| {
+                ErrorData::invalid_params(format!("unsupported elicitation schema: {e}"), None)
+            }),
+            _ = context.ct.cancelled() => {
+                tracing::info!(server = %self.server, "the server cancelled its question; closing the prompt");
+                Ok(ElicitResult::new(ElicitationAction::Cancel))
+            }
+        }
     }
 
     async fn create_message(

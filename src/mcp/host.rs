@@ -3,11 +3,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::elicitation;
 use crate::lsp::ext::ServerStatusParams;
 use crate::roots::Root;
+use crate::ui::Prompter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogLevel {
@@ -44,6 +47,50 @@ pub struct Host {
     events: mpsc::UnboundedSender<Event>,
     roots: RwLock<Vec<Root>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
+    ui: RwLock<Option<Arc<dyn Prompter>>>,
+    elicitation: RwLock<elicitation::Settings>,
+    pub limiter: elicitation::RateLimiter,
+    clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
+}
+
+/// Time a person has spent answering one server's questions; a request's timeout counts only
+/// the server's own time.
+#[derive(Default)]
+pub struct HumanClock {
+    state: Mutex<(usize, Option<Instant>, Duration)>,
+}
+
+impl HumanClock {
+    /// Marks a person busy with this server until the guard drops.
+    pub fn busy(self: &Arc<Self>) -> HumanGuard {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.0 == 0 {
+            s.1 = Some(Instant::now());
+        }
+        s.0 += 1;
+        HumanGuard(self.clone())
+    }
+
+    /// Total human time so far, and whether a person is answering right now.
+    pub fn total(&self) -> (Duration, bool) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let running = s.1.map(|t| t.elapsed()).unwrap_or_default();
+        (s.2 + running, s.0 > 0)
+    }
+}
+
+pub struct HumanGuard(Arc<HumanClock>);
+
+impl Drop for HumanGuard {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 -= 1;
+        if s.0 == 0
+            && let Some(since) = s.1.take()
+        {
+            s.2 += since.elapsed();
+        }
+    }
 }
 
 impl Host {
@@ -53,6 +100,10 @@ impl Host {
             events: tx,
             roots: RwLock::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
+            ui: RwLock::new(None),
+            elicitation: RwLock::new(elicitation::Settings::default()),
+            limiter: elicitation::RateLimiter::default(),
+            clocks: Mutex::new(HashMap::new()),
         };
         (Arc::new(host), rx)
     }
@@ -68,6 +119,35 @@ impl Host {
 
     pub fn set_roots(&self, roots: Vec<Root>) {
         *self.roots.write().unwrap_or_else(|e| e.into_inner()) = roots;
+    }
+
+    /// The editor's UI, once `initialize` has said what it can do.
+    pub fn set_ui(&self, ui: Arc<dyn Prompter>) {
+        *self.ui.write().unwrap_or_else(|e| e.into_inner()) = Some(ui);
+    }
+
+    pub fn ui(&self) -> Option<Arc<dyn Prompter>> {
+        self.ui.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set_elicitation_settings(&self, settings: elicitation::Settings) {
+        *self.elicitation.write().unwrap_or_else(|e| e.into_inner()) = settings;
+    }
+
+    pub fn elicitation_settings(&self) -> elicitation::Settings {
+        self.elicitation
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn clock(&self, server: &str) -> Arc<HumanClock> {
+        self.clocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(server.to_string())
+            .or_default()
+            .clone()
     }
 
     pub fn register_progress(&self, token: String, sink: ProgressFn) {

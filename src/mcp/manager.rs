@@ -54,6 +54,8 @@ impl Manager {
         {
             let mut inner = self.inner();
             let roots_changed = inner.settings.roots != resolved.settings.roots;
+            self.host
+                .set_elicitation_settings(resolved.settings.elicitation.clone());
             inner.settings = resolved.settings;
             let limits = Limits {
                 max_message_bytes: inner.settings.max_message_bytes,
@@ -123,6 +125,11 @@ impl Manager {
         for slot in retired {
             tokio::spawn(async move { slot.stop(true).await });
         }
+    }
+
+    /// The editor's UI, known once `initialize` has declared it (before any server starts).
+    pub fn set_ui(&self, ui: Arc<dyn crate::ui::Prompter>) {
+        self.host.set_ui(ui);
     }
 
     /// The editor's workspace folders changed (or were first given).

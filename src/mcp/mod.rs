@@ -16,7 +16,7 @@ mod transport;
 pub use error::CallError;
 pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
 pub use manager::Manager;
-pub use transport::parse_line;
+pub use transport::{Line, parse_line};
 
 /// Client name announced to servers.
 pub const CLIENT_NAME: &str = "mcp-sidecar";

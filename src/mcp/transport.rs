@@ -14,6 +14,9 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
+use serde_json::{Value, json};
+
+use super::handler::RAW_SCHEMA_META;
 use super::process::Diagnostics;
 
 pub struct StdioTransport {
@@ -43,17 +46,103 @@ impl StdioTransport {
     }
 }
 
-/// Parses one line; `Err` carries a short description for the log.
-pub fn parse_line(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleClient>>, String> {
+/// What one line from a server becomes.
+#[derive(Debug)]
+pub enum Line {
+    Message(Box<RxJsonRpcMessage<RoleClient>>),
+    /// Nothing to do (blank line).
+    Skip,
+    /// Not JSON-RPC at all; logged and skipped.
+    Garbage(String),
+    /// A request the sidecar cannot read: answered at once with this error, so the server is
+    /// never left waiting.
+    Refuse(serde_json::Value),
+}
+
+/// Parses one line. Forms' schemas are stashed raw (see [`stash_schemas`]); a request that
+/// cannot be read is refused; a response that cannot be read becomes an error response for
+/// its id, so the call waiting on it fails with the reason instead of hanging.
+pub fn parse_line(line: &[u8]) -> Line {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+        return Line::Skip;
     }
-    serde_json::from_slice(line).map(Some).map_err(|e| {
-        let shown = String::from_utf8_lossy(&line[..line.len().min(160)]).into_owned();
-        format!("{e}: {shown}")
-    })
+    let typed = if memchr::memmem::find(line, b"elicitation/create").is_some() {
+        serde_json::from_slice::<Value>(line)
+            .map(|mut v| {
+                stash_schemas(&mut v);
+                v
+            })
+            .and_then(serde_json::from_value)
+    } else {
+        serde_json::from_slice(line)
+    };
+    let error = match typed {
+        Ok(message) => return Line::Message(Box::new(message)),
+        Err(e) => e,
+    };
+    let shown = String::from_utf8_lossy(&line[..line.len().min(160)]).into_owned();
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
+        return Line::Garbage(format!("{error}: {shown}"));
+    };
+    let id = obj.get("id").cloned().unwrap_or(Value::Null);
+    if obj.contains_key("method") && !id.is_null() {
+        return Line::Refuse(json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32602, "message": format!("the client could not read this request: {error}")}}));
+    }
+    if !id.is_null() && (obj.contains_key("result") || obj.contains_key("error")) {
+        let replacement = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32603, "message": format!("the server's answer could not be read: {error}")}});
+        if let Ok(message) = serde_json::from_value(replacement) {
+            return Line::Message(Box::new(message));
+        }
+    }
+    Line::Garbage(format!("{error}: {shown}"))
+}
+
+/// Moves each form's `requestedSchema` into `_meta` (key [`RAW_SCHEMA_META`]) and leaves an empty
+/// object schema in its place, in `elicitation/create` requests and in `input_required`
+/// results. rmcp's typed schema loses property order and refuses shapes outside the spec's
+/// subset; the sidecar's own form parser reads the raw one and answers refusals properly.
+pub fn stash_schemas(message: &mut Value) {
+    if message.get("method").and_then(Value::as_str) == Some("elicitation/create") {
+        if let Some(params) = message.get_mut("params") {
+            stash_one(params);
+        }
+        return;
+    }
+    let requests = message
+        .get_mut("result")
+        .filter(|r| r.get("resultType").and_then(Value::as_str) == Some("input_required"))
+        .and_then(|r| r.get_mut("inputRequests"))
+        .and_then(Value::as_object_mut);
+    for request in requests.into_iter().flat_map(|m| m.values_mut()) {
+        if request.get("method").and_then(Value::as_str) == Some("elicitation/create")
+            && let Some(params) = request.get_mut("params")
+        {
+            stash_one(params);
+        }
+    }
+}
+
+fn stash_one(params: &mut Value) {
+    let Some(obj) = params.as_object_mut() else {
+        return;
+    };
+    if obj.get("mode").and_then(Value::as_str).unwrap_or("form") != "form" {
+        return;
+    }
+    let Some(schema) = obj.insert(
+        "requestedSchema".into(),
+        json!({"type": "object", "properties": {}}),
+    ) else {
+        return;
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(RAW_SCHEMA_META.into(), schema);
+    }
 }
 
 impl Transport<RoleClient> for StdioTransport {
@@ -80,12 +169,24 @@ impl Transport<RoleClient> for StdioTransport {
         loop {
             match self.reader.next().await? {
                 Ok(line) => match parse_line(&line) {
-                    Ok(Some(message)) => return Some(message),
-                    Ok(None) => {}
-                    Err(problem) => tracing::warn!(
+                    Line::Message(message) => return Some(*message),
+                    Line::Skip => {}
+                    Line::Garbage(problem) => tracing::warn!(
                         server = %self.server,
                         "ignored a line from the server that is not a JSON-RPC message ({problem})"
                     ),
+                    Line::Refuse(reply) => {
+                        tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
+                        let writer = self.writer.clone();
+                        tokio::spawn(async move {
+                            let mut bytes = reply.to_string().into_bytes();
+                            bytes.push(b'\n');
+                            if let Some(stdin) = writer.lock().await.as_mut() {
+                                let _ = stdin.write_all(&bytes).await;
+                                let _ = stdin.flush().await;
+                            }
+                        });
+                    }
                 },
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
                     let reason = format!(
@@ -118,16 +219,81 @@ mod tests {
 
     #[test]
     fn parse_line_skips_blank_and_reports_garbage() {
-        assert!(parse_line(b"   \r").unwrap().is_none());
-        let err = parse_line(b"Hello from stdout").unwrap_err();
+        assert!(matches!(parse_line(b"   \r"), Line::Skip));
+        let Line::Garbage(err) = parse_line(b"Hello from stdout") else {
+            panic!()
+        };
         assert!(err.contains("Hello from stdout"));
-        assert!(parse_line(b"\xff\xfe\x00").is_err());
-        let ok = parse_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap();
-        assert!(ok.is_some());
+        assert!(matches!(parse_line(b"\xff\xfe\x00"), Line::Garbage(_)));
+        let ok = parse_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert!(matches!(ok, Line::Message(_)));
         let bom = parse_line(
             b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r",
         );
-        assert!(bom.unwrap().is_some());
+        assert!(matches!(bom, Line::Message(_)));
+    }
+
+    #[test]
+    fn unreadable_requests_are_refused_and_unreadable_responses_become_errors() {
+        // A known method with broken params reaches rmcp as a custom request (answered with an
+        // error there); a request that is not JSON-RPC-shaped is refused here.
+        let broken = br#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"messages":3}}"#;
+        assert!(matches!(parse_line(broken), Line::Message(_)));
+        let Line::Refuse(reply) = parse_line(br#"{"jsonrpc":"2.0","id":[7],"method":"ping"}"#)
+        else {
+            panic!()
+        };
+        assert_eq!(reply["id"], serde_json::json!([7]));
+        assert_eq!(reply["error"]["code"], -32602);
+        let Line::Message(m) =
+            parse_line(br#"{"jsonrpc":"2.0","id":8,"error":{"code":"bad","message":3}}"#)
+        else {
+            panic!()
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["id"], 8);
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("could not be read")),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn form_schemas_are_stashed_raw_in_both_eras() {
+        let legacy = br#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"object"}}}}}"#;
+        let Line::Message(m) = parse_line(legacy) else {
+            panic!("{:?}", parse_line(legacy))
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        let raw = &v["params"]["_meta"][RAW_SCHEMA_META];
+        let keys: Vec<_> = raw["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(
+            keys,
+            ["z", "a"],
+            "order kept, nested object kept for the sidecar to refuse"
+        );
+        let modern = br#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"b":{"type":"boolean"}}}}},"u":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://e.com"}}}}}"#;
+        let Line::Message(m) = parse_line(modern) else {
+            panic!()
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        let k = &v["result"]["inputRequests"]["k"]["params"];
+        assert_eq!(
+            k["_meta"][RAW_SCHEMA_META]["properties"]["b"]["type"],
+            "boolean"
+        );
+        assert!(
+            v["result"]["inputRequests"]["u"]["params"]
+                .get("_meta")
+                .is_none()
+        );
     }
 
     proptest::proptest! {
@@ -137,13 +303,21 @@ mod tests {
             let _ = parse_line(&line);
         }
 
+        /// Arbitrary JSON objects never panic either, including ones that look like requests.
+        #[test]
+        fn arbitrary_json_never_panics(method in "[a-z/]{0,20}", id in proptest::option::of(0i64..10), params in "[ -~]{0,40}") {
+            let mut v = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": {"x": params}});
+            if let Some(id) = id { v["id"] = serde_json::json!(id); }
+            let _ = parse_line(v.to_string().as_bytes());
+        }
+
         /// Valid JSON-RPC responses are recognised whatever their id and result.
         #[test]
         fn responses_parse(id in 0i64..1_000_000, text in "[ -~]{0,40}") {
             let line = serde_json::to_vec(&serde_json::json!({
                 "jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}
             })).unwrap();
-            proptest::prop_assert!(parse_line(&line).unwrap().is_some());
+            proptest::prop_assert!(matches!(parse_line(&line), Line::Message(_)));
         }
     }
 }

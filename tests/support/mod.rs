@@ -138,6 +138,32 @@ impl TestEditor {
         .unwrap_or_else(|| panic!("no {method} request from the sidecar"))
     }
 
+    /// The next prompt the sidecar sent (any `mcp-sidecar/*` request).
+    pub async fn next_prompt(&self) -> Value {
+        self.wait(|s| {
+            let pos = s.requests.iter().position(|r| {
+                r["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("mcp-sidecar/"))
+            })?;
+            s.requests.remove(pos)
+        })
+        .await
+        .expect("no prompt from the sidecar")
+    }
+
+    /// Answers the next prompts in order, checking each one's method; returns what was shown.
+    pub async fn answer_prompts(&self, script: &[(&str, Value)]) -> Vec<Value> {
+        let mut shown = Vec::new();
+        for (method, answer) in script {
+            let prompt = self.next_prompt().await;
+            assert_eq!(prompt["method"], *method, "unexpected prompt {prompt:#}");
+            self.respond(&prompt, answer.clone()).await;
+            shown.push(prompt);
+        }
+        shown
+    }
+
     /// How many notifications have arrived so far (a mark for `wait_notification`).
     pub fn mark(&self) -> usize {
         self.shared.lock().unwrap().notifications.len()
@@ -312,6 +338,11 @@ pub fn isolate_user_config() {
 /// The `structuredContent` of a `callTool` result.
 pub fn structured(result: &Value) -> Value {
     result["structuredContent"].clone()
+}
+
+/// The editor capabilities of a full editor (every UI primitive but a language model).
+pub fn full_ui() -> Value {
+    json!({"mcpSidecar": {"inputBox": true, "quickPick": true, "editDraft": true, "clipboard": true}})
 }
 
 /// Test fixture paths.

@@ -1,0 +1,208 @@
+//! Elicitation: a server's question (form or URL mode, either era) becomes the editor's own
+//! prompts. This module knows nothing of rmcp or LSP: it sees a [`Request`], asks through a
+//! [`Prompter`], and answers with an [`Outcome`].
+
+mod flow;
+mod input;
+mod rate;
+mod schema;
+mod url;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+pub use flow::{looks_secret, validate};
+pub use rate::{RateLimit, RateLimiter, parse_duration};
+pub use schema::{Choice, Field, Form, Format, Kind, Unsupported};
+
+use crate::lsp::ext::{
+    EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
+    QuickPickParams, QuickPickResult,
+};
+use crate::ui::{Level, Prompter};
+
+/// A server's question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Form { message: String, schema: Value },
+    Url { message: String, url: String },
+}
+
+/// The person's answer (`ElicitResult.action` and `content`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Accept(Option<Map<String, Value>>),
+    Decline,
+    Cancel,
+}
+
+impl Outcome {
+    pub fn action(&self) -> &'static str {
+        match self {
+            Outcome::Accept(_) => "accept",
+            Outcome::Decline => "decline",
+            Outcome::Cancel => "cancel",
+        }
+    }
+}
+
+/// Per-server `elicitation.policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Policy {
+    #[default]
+    Ask,
+    Decline,
+    /// Answer with the defaults, without asking, when every required field has one.
+    AcceptDefaults,
+}
+
+/// The sidecar-wide `elicitation` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub rate_limit: RateLimit,
+    /// A prompt nobody answers for this long is closed (and the question cancelled).
+    pub idle_limit: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            rate_limit: RateLimit {
+                count: 10,
+                per: Duration::from_secs(60),
+            },
+            idle_limit: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// Answers one question from `server`. `Err` means the question cannot be shown at all (a
+/// schema outside the spec's subset); the person has been told, and the caller answers the
+/// server the way its era wants (legacy -32602, 2026-07-28 decline).
+pub async fn elicit(
+    ui: &dyn Prompter,
+    server: &str,
+    policy: Policy,
+    settings: &Settings,
+    limiter: &RateLimiter,
+    request: &Request,
+) -> Result<Outcome, Unsupported> {
+    let form = match request {
+        Request::Form { schema, message } => match Form::parse(schema) {
+            Ok(form) => Some(form),
+            Err(e) => {
+                ui.show_message(
+                    Level::Warning,
+                    format!("{server} asked \"{message}\" with a form this editor cannot show ({e}); it was told so."),
+                );
+                return Err(e);
+            }
+        },
+        Request::Url { .. } => None,
+    };
+    match policy {
+        Policy::Decline => return Ok(Outcome::Decline),
+        Policy::AcceptDefaults => {
+            return Ok(match &form {
+                Some(form) if form.defaults_cover_required() => {
+                    Outcome::Accept(Some(form.defaults()))
+                }
+                _ => Outcome::Decline,
+            });
+        }
+        Policy::Ask => {}
+    }
+    if !limiter.admit(server, &settings.rate_limit) {
+        return Ok(Outcome::Cancel);
+    }
+    let ui = Idle {
+        inner: ui,
+        limit: settings.idle_limit,
+    };
+    Ok(match (request, form) {
+        (Request::Form { message, schema }, Some(form)) => {
+            let cx = flow::Context { server, message };
+            flow::run(&ui, &cx, &form, schema).await
+        }
+        (Request::Url { message, url }, _) => url::run(&ui, server, message, url).await,
+        (Request::Form { .. }, None) => Outcome::Cancel,
+    })
+}
+
+/// Asks for a tool's arguments with the same form flow, when its `inputSchema` is a flat object
+/// of primitives. `None` when the schema needs the JSON draft instead.
+pub async fn ask_arguments(
+    ui: &dyn Prompter,
+    server: &str,
+    tool: &str,
+    schema: &Value,
+) -> Option<Outcome> {
+    let form = Form::parse(schema).ok()?;
+    let message = format!("arguments for {tool}");
+    let cx = flow::Context {
+        server,
+        message: &message,
+    };
+    Some(flow::run(ui, &cx, &form, schema).await)
+}
+
+/// Closes any prompt left unanswered for longer than the idle limit.
+struct Idle<'a> {
+    inner: &'a dyn Prompter,
+    limit: Duration,
+}
+
+impl Idle<'_> {
+    fn bounded<'a, T: Send + 'a>(
+        &'a self,
+        fut: impl Future<Output = Option<T>> + Send + 'a,
+    ) -> BoxFuture<'a, Option<T>> {
+        Box::pin(async move {
+            match tokio::time::timeout(self.limit, fut).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    self.inner.show_message(
+                        Level::Info,
+                        "A question was left unanswered for too long and was closed.".into(),
+                    );
+                    None
+                }
+            }
+        })
+    }
+}
+
+impl Prompter for Idle<'_> {
+    fn capabilities(&self) -> EditorCapabilities {
+        self.inner.capabilities()
+    }
+    fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        self.bounded(self.inner.input_box(params))
+    }
+    fn quick_pick(&self, params: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        self.bounded(self.inner.quick_pick(params))
+    }
+    fn edit_draft(&self, params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        self.bounded(self.inner.edit_draft(params))
+    }
+    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
+        self.inner.open_external(url)
+    }
+    fn clipboard(&self, text: String) {
+        self.inner.clipboard(text);
+    }
+    fn show_message(&self, level: Level, message: String) {
+        self.inner.show_message(level, message);
+    }
+}
+
+/// Shared between the sidecar's connections: one rate window per server name.
+pub type SharedLimiter = Arc<RateLimiter>;
+
+#[cfg(test)]
+mod tests;

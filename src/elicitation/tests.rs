@@ -1,0 +1,578 @@
+//! The schema model, validation and the step flow, driven by a scripted fake editor.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::lsp::ext::{EditDraftParams, EditDraftResult, EditorCapabilities};
+
+/// A fake editor: answers prompts in order from a script and records what it was shown.
+#[derive(Default)]
+struct Script {
+    answers: Mutex<VecDeque<Value>>,
+    shown: Mutex<Vec<Value>>,
+    opened: Mutex<Vec<String>>,
+    clipboard: Mutex<Vec<String>>,
+    messages: Mutex<Vec<String>>,
+}
+
+impl Script {
+    fn new(answers: Vec<Value>) -> Self {
+        Script {
+            answers: Mutex::new(answers.into()),
+            ..Default::default()
+        }
+    }
+    fn next<T: serde::de::DeserializeOwned>(&self, kind: &str, shown: Value) -> Option<T> {
+        self.shown
+            .lock()
+            .unwrap()
+            .push(json!({"kind": kind, "params": shown}));
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("the script ran out");
+        serde_json::from_value(answer).unwrap()
+    }
+    fn shown(&self) -> Vec<Value> {
+        self.shown.lock().unwrap().clone()
+    }
+}
+
+impl Prompter for Script {
+    fn capabilities(&self) -> EditorCapabilities {
+        EditorCapabilities {
+            input_box: true,
+            quick_pick: true,
+            ..Default::default()
+        }
+    }
+    fn input_box(&self, p: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        let r = self.next("input", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn quick_pick(&self, p: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        let r = self.next("pick", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn edit_draft(&self, p: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        let r = self.next("draft", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
+        self.opened.lock().unwrap().push(url);
+        Box::pin(async { true })
+    }
+    fn clipboard(&self, text: String) {
+        self.clipboard.lock().unwrap().push(text);
+    }
+    fn show_message(&self, _level: Level, message: String) {
+        self.messages.lock().unwrap().push(message);
+    }
+}
+
+fn booking_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Full name", "minLength": 1},
+            "email": {"type": "string", "format": "email"},
+            "travelers": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1},
+            "budget": {"type": "number", "minimum": 0, "default": 1500.5},
+            "window_seat": {"type": "boolean", "default": true},
+            "cabin": {"type": "string", "oneOf": [
+                {"const": "economy", "title": "Economy"},
+                {"const": "business", "title": "Business"}], "default": "economy"},
+            "meal": {"type": "string", "enum": ["standard", "vegan"]},
+            "insurance": {"type": "string", "enum": ["none", "full"], "enumNames": ["No insurance", "Full cover"], "default": "none"},
+            "extras": {"type": "array", "items": {"type": "string", "enum": ["lounge", "wifi", "bag"]}, "maxItems": 2},
+        },
+        "required": ["name", "email"],
+    })
+}
+
+async fn run_form(schema: Value, answers: Vec<Value>) -> (Outcome, Script) {
+    let script = Script::new(answers);
+    let request = Request::Form {
+        message: "Confirm your trip".into(),
+        schema,
+    };
+    let outcome = elicit(
+        &script,
+        "travel",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap();
+    (outcome, script)
+}
+
+#[test]
+fn every_kind_and_enum_spelling_parses_in_order() {
+    let form = Form::parse(&booking_schema()).unwrap();
+    let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "name",
+            "email",
+            "travelers",
+            "budget",
+            "window_seat",
+            "cabin",
+            "meal",
+            "insurance",
+            "extras"
+        ]
+    );
+    assert!(form.fields[0].required && !form.fields[2].required);
+    assert!(matches!(
+        form.fields[2].kind,
+        Kind::Number {
+            integer: true,
+            minimum: Some(1.0),
+            maximum: Some(9.0)
+        }
+    ));
+    assert!(matches!(
+        form.fields[1].kind,
+        Kind::String {
+            format: Some(Format::Email),
+            ..
+        }
+    ));
+    let labels = |k: &Kind| match k {
+        Kind::Choice { options } | Kind::MultiChoice { options, .. } => options
+            .iter()
+            .map(|o| (o.value.clone(), o.label.clone()))
+            .collect::<Vec<_>>(),
+        _ => vec![],
+    };
+    assert_eq!(
+        labels(&form.fields[5].kind)[1],
+        ("business".into(), "Business".into())
+    );
+    assert_eq!(
+        labels(&form.fields[6].kind)[0],
+        ("standard".into(), "standard".into())
+    );
+    assert_eq!(
+        labels(&form.fields[7].kind)[1],
+        ("full".into(), "Full cover".into())
+    );
+    assert!(matches!(
+        form.fields[8].kind,
+        Kind::MultiChoice {
+            max_items: Some(2),
+            ..
+        }
+    ));
+    let anyof = json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}}});
+    assert!(matches!(
+        Form::parse(&anyof).unwrap().fields[0].kind,
+        Kind::MultiChoice { .. }
+    ));
+    assert!(!form.defaults_cover_required());
+    assert_eq!(form.defaults()["travelers"], json!(1));
+}
+
+#[test]
+fn schemas_outside_the_subset_name_the_property() {
+    let nested =
+        json!({"type": "object", "properties": {"address": {"type": "object", "properties": {}}}});
+    let e = Form::parse(&nested).unwrap_err();
+    assert_eq!(e.property.as_deref(), Some("address"));
+    assert!(e.message.contains("nested objects"), "{e}");
+    let r#ref = json!({"type": "object", "properties": {"x": {"$ref": "#/defs/x"}}});
+    assert!(Form::parse(&r#ref).unwrap_err().message.contains("$ref"));
+    let unknown = json!({"type": "object", "properties": {"x": {"type": "color"}}});
+    assert!(
+        Form::parse(&unknown)
+            .unwrap_err()
+            .message
+            .contains("unknown type \"color\"")
+    );
+    let arrays = json!({"type": "object", "properties": {"x": {"type": "array", "items": {"type": "number"}}}});
+    assert!(Form::parse(&arrays).is_err());
+    // Unknown keywords are tolerated, and `pattern` is enforced.
+    let pattern = json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$", "x-ui": 1}}});
+    let form = Form::parse(&pattern).unwrap();
+    assert!(input::parse_text(&form.fields[0], "LIS").is_ok());
+    assert!(
+        input::parse_text(&form.fields[0], "lis")
+            .unwrap_err()
+            .contains("pattern")
+    );
+}
+
+#[test]
+fn typed_text_is_checked_and_typed() {
+    let form = Form::parse(&booking_schema()).unwrap();
+    let f = |name: &str| form.fields.iter().find(|f| f.name == name).unwrap();
+    assert_eq!(input::parse_text(f("travelers"), "3").unwrap(), json!(3));
+    assert_eq!(input::parse_text(f("travelers"), "3.0").unwrap(), json!(3));
+    assert!(
+        input::parse_text(f("travelers"), "2.5")
+            .unwrap_err()
+            .contains("whole number")
+    );
+    assert!(
+        input::parse_text(f("travelers"), "12")
+            .unwrap_err()
+            .contains("at most 9")
+    );
+    assert!(
+        input::parse_text(f("travelers"), "0")
+            .unwrap_err()
+            .contains("at least 1")
+    );
+    assert_eq!(input::parse_text(f("budget"), "99.5").unwrap(), json!(99.5));
+    assert_eq!(input::parse_text(f("budget"), "100").unwrap(), json!(100));
+    assert!(input::parse_text(f("budget"), "-1").is_err());
+    assert!(input::parse_text(f("budget"), "lots").is_err());
+    assert!(input::parse_text(f("email"), "ada@example.com").is_ok());
+    assert!(input::parse_text(f("email"), "ada@").is_err());
+    assert!(
+        input::parse_text(f("name"), "")
+            .unwrap_err()
+            .contains("cannot be empty")
+    );
+    let dates = json!({"type": "object", "properties": {
+        "d": {"type": "string", "format": "date"}, "t": {"type": "string", "format": "date-time"},
+        "u": {"type": "string", "format": "uri"}, "s": {"type": "string", "maxLength": 3}}});
+    let form = Form::parse(&dates).unwrap();
+    assert!(input::parse_text(&form.fields[0], "2026-02-28").is_ok());
+    assert!(input::parse_text(&form.fields[0], "2026-02-30").is_err());
+    assert!(input::parse_text(&form.fields[1], "2026-11-30T12:00:00Z").is_ok());
+    assert!(input::parse_text(&form.fields[1], "2026-11-30T12:00:00.5+01:00").is_ok());
+    assert!(input::parse_text(&form.fields[1], "2026-11-30 12:00").is_err());
+    assert!(input::parse_text(&form.fields[2], "https://example.com/x").is_ok());
+    assert!(input::parse_text(&form.fields[2], "example.com").is_err());
+    assert!(
+        input::parse_text(&form.fields[3], "abcd")
+            .unwrap_err()
+            .contains("at most 3")
+    );
+}
+
+#[tokio::test]
+async fn a_full_form_with_back_invalid_then_valid_skip_and_review() {
+    let (outcome, script) = run_form(
+        booking_schema(),
+        vec![
+            json!({"value": "Ada Lovelace"}),    // name
+            json!({"value": "ada@"}),            // email: invalid
+            json!({"value": "ada@example.com"}), // email again
+            json!({"back": true}),               // travelers: back to email
+            json!({"value": "ada@example.org"}), // email changed
+            json!({"value": "2"}),               // travelers
+            json!({"skip": true}),               // budget: skipped
+            json!({"selected": [1]}),            // window_seat: No
+            json!({"selected": [1]}),            // cabin: Business
+            json!({"selected": [2]}),            // meal: Skip
+            json!({"selected": [0]}),            // insurance
+            json!({"selected": [0, 1, 2]}),      // extras: too many
+            json!({"selected": [0, 2]}),         // extras
+            json!({"selected": [3]}),            // review: change travelers
+            json!({"value": "3"}),               // travelers again
+            json!({"selected": [0]}),            // Submit
+        ],
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        Outcome::Accept(Some(
+            json!({"name": "Ada Lovelace", "email": "ada@example.org", "travelers": 3,
+                   "window_seat": false, "cabin": "business", "insurance": "none",
+                   "extras": ["lounge", "bag"]})
+            .as_object()
+            .unwrap()
+            .clone()
+        ))
+    );
+    let shown = script.shown();
+    // Every prompt names the server; steps count; the invalid value is kept with its message.
+    assert!(shown.iter().all(|s| {
+        s["params"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("travel: ")
+    }));
+    assert_eq!(shown[1]["params"]["step"], 2);
+    assert_eq!(shown[1]["params"]["totalSteps"], 9);
+    assert_eq!(shown[2]["params"]["value"], "ada@");
+    assert!(
+        shown[2]["params"]["validationMessage"]
+            .as_str()
+            .unwrap()
+            .contains("email")
+    );
+    assert_eq!(
+        shown[0]["params"]["canGoBack"],
+        Value::Null,
+        "no Back on the first step"
+    );
+    assert_eq!(shown[3]["params"]["value"], "1", "default prefilled");
+    assert_eq!(shown[6]["params"]["canSkip"], true);
+    assert_eq!(
+        shown[7]["params"]["items"][0]["picked"], true,
+        "boolean default preselected"
+    );
+    assert_eq!(shown[8]["params"]["items"][0]["label"], "Economy");
+    assert!(
+        shown[9]["params"]["items"][2]["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("Skip")
+    );
+    assert_eq!(shown[11]["params"]["canPickMany"], true);
+    assert!(
+        shown[12]["params"]["placeholder"]
+            .as_str()
+            .unwrap()
+            .contains("Pick at most 2")
+    );
+    assert_eq!(shown[13]["params"]["items"][0]["label"], "Submit");
+}
+
+#[tokio::test]
+async fn decline_and_cancel_are_kept_apart() {
+    let schema =
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let (outcome, _) = run_form(
+        schema.clone(),
+        vec![json!({"selected": [0]}), json!({"selected": [2]})],
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Decline);
+    let (outcome, _) = run_form(
+        schema.clone(),
+        vec![json!({"selected": [0]}), json!({"selected": [3]})],
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Cancel);
+    let (outcome, _) = run_form(schema.clone(), vec![json!(null)]).await;
+    assert_eq!(outcome, Outcome::Cancel, "Escape on a step is cancel");
+    let (outcome, _) = run_form(schema, vec![json!({"selected": [0]}), json!(null)]).await;
+    assert_eq!(outcome, Outcome::Cancel, "Escape on the review is cancel");
+}
+
+#[tokio::test]
+async fn secrets_get_a_warning_and_a_hidden_box() {
+    let schema = json!({"type": "object", "properties": {"api_key": {"type": "string", "title": "API key"}}});
+    let (_, script) = run_form(
+        schema,
+        vec![json!({"value": "x"}), json!({"selected": [0]})],
+    )
+    .await;
+    let first = &script.shown()[0]["params"];
+    assert_eq!(first["password"], true);
+    assert!(
+        first["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("must not ask for secrets")
+    );
+}
+
+#[tokio::test]
+async fn policies_and_rate_limit_answer_without_prompts() {
+    let script = Script::new(vec![]);
+    let limiter = RateLimiter::default();
+    let defaults = json!({"type": "object", "properties": {
+        "name": {"type": "string", "default": "John Doe"}, "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5}, "verified": {"type": "boolean", "default": true}}});
+    let request = Request::Form {
+        message: "m".into(),
+        schema: defaults,
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::AcceptDefaults,
+        &Settings::default(),
+        &limiter,
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        Outcome::Accept(Some(
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "verified": true})
+                .as_object()
+                .unwrap()
+                .clone()
+        ))
+    );
+    let out = elicit(
+        &script,
+        "s",
+        Policy::Decline,
+        &Settings::default(),
+        &limiter,
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, Outcome::Decline);
+    let needs = Request::Form {
+        message: "m".into(),
+        schema: json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}),
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::AcceptDefaults,
+        &Settings::default(),
+        &limiter,
+        &needs,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        Outcome::Decline,
+        "a required field without a default cannot be auto-accepted"
+    );
+    // Past the rate limit: cancel without a prompt (the script has no answers; a prompt would panic).
+    let settings = Settings {
+        rate_limit: RateLimit {
+            count: 0,
+            per: std::time::Duration::from_secs(60),
+        },
+        ..Settings::default()
+    };
+    let out = elicit(&script, "s", Policy::Ask, &settings, &limiter, &request)
+        .await
+        .unwrap();
+    assert_eq!(out, Outcome::Cancel);
+    assert!(script.shown().is_empty());
+    assert_eq!("10/min".parse::<RateLimit>().unwrap().count, 10);
+    assert!("ten/min".parse::<RateLimit>().is_err());
+    assert_eq!(rate::parse_duration("30m").unwrap().as_secs(), 1800);
+}
+
+#[tokio::test]
+async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
+    let script = Script::new(vec![json!({"selected": [1]}), json!({"selected": [0]})]);
+    let request = Request::Url {
+        message: "Sign in".into(),
+        url: "http://xn--exmple-cua.com/login".into(),
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, Outcome::Accept(None));
+    assert_eq!(
+        *script.clipboard.lock().unwrap(),
+        vec!["http://xn--exmple-cua.com/login"]
+    );
+    assert_eq!(
+        *script.opened.lock().unwrap(),
+        vec!["http://xn--exmple-cua.com/login"]
+    );
+    let first = &script.shown()[0]["params"];
+    assert!(
+        first["items"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not encrypted")
+    );
+    assert!(
+        first["items"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("imitate")
+    );
+    assert!(
+        first["placeholder"]
+            .as_str()
+            .unwrap()
+            .contains("http://xn--exmple-cua.com/login")
+    );
+    // Decline and Cancel, and nothing opened.
+    let script = Script::new(vec![json!({"selected": [2]})]);
+    let request = Request::Url {
+        message: "m".into(),
+        url: "https://10.0.0.1/x".into(),
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, Outcome::Decline);
+    assert!(script.opened.lock().unwrap().is_empty());
+    assert!(
+        script.shown()[0]["params"]["items"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("raw IP")
+    );
+    let script = Script::new(vec![]);
+    let request = Request::Url {
+        message: "m".into(),
+        url: "javascript:alert(1)".into(),
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, Outcome::Decline);
+}
+
+#[tokio::test]
+async fn unsupported_schemas_tell_the_person_and_return_an_error() {
+    let script = Script::new(vec![]);
+    let request = Request::Form {
+        message: "Address?".into(),
+        schema: json!({"type": "object", "properties": {"addr": {"type": "object"}}}),
+    };
+    let e = elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.property.as_deref(), Some("addr"));
+    assert!(script.messages.lock().unwrap()[0].contains("cannot show"));
+}
+
+#[test]
+fn submit_validation_uses_the_original_schema_with_formats() {
+    let schema = json!({"type": "object", "properties": {"e": {"type": "string", "format": "email"}}, "required": ["e"]});
+    assert!(validate(&schema, json!({"e": "a@b.co"}).as_object().unwrap()).is_ok());
+    assert!(validate(&schema, json!({"e": "nope"}).as_object().unwrap()).is_err());
+    assert!(validate(&schema, json!({}).as_object().unwrap()).is_err());
+}

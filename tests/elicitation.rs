@@ -1,0 +1,240 @@
+//! Elicitation end to end in-process: a scripted editor answers the sidecar's prompts for real
+//! servers' questions, and the tests assert what the server received.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+
+const INPUT: &str = "mcp-sidecar/inputBox";
+const PICK: &str = "mcp-sidecar/quickPick";
+
+async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(&[], json!({"servers": servers}), full_ui())
+        .await;
+    for name in servers.as_object().unwrap().keys() {
+        editor.wait_status(mark, name, "running").await;
+    }
+    editor
+}
+
+fn booking_script() -> Vec<(&'static str, Value)> {
+    vec![
+        (INPUT, json!({"value": "Ada Lovelace"})),
+        (INPUT, json!({"value": "ada@example.com"})),
+        (INPUT, json!({"value": "2"})),
+        (INPUT, json!({"value": "1200.75"})),
+        (PICK, json!({"selected": [1]})),
+        (PICK, json!({"selected": [2]})),
+        (PICK, json!({"selected": [1]})),
+        (PICK, json!({"selected": [2]})),
+        (PICK, json!({"selected": [0, 1]})),
+        (INPUT, json!({"value": "2026-12-24"})),
+        (PICK, json!({"selected": [0]})),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_booking_form_in_both_eras() {
+    let editor = start(json!({
+        "legacy": demo_server("both", Some("2025-11-25")),
+        "modern": demo_server("both", Some("2026-07-28")),
+    }))
+    .await;
+    for server in ["legacy", "modern"] {
+        let call = {
+            let editor = editor.clone();
+            tokio::spawn(async move {
+                editor
+                    .command("mcp-sidecar.callTool", json!({"server": server, "tool": "book_trip", "arguments": {"destination": "Oslo"}}))
+                    .await
+            })
+        };
+        let shown = editor.answer_prompts(&booking_script()).await;
+        let result = call.await.unwrap();
+        assert_eq!(
+            structured(&result),
+            json!({"action": "accept", "content": {
+                "name": "Ada Lovelace", "email": "ada@example.com", "travelers": 2, "budget": 1200.75,
+                "window_seat": false, "cabin": "business", "meal": "vegetarian", "insurance": "full",
+                "extras": ["lounge", "wifi"], "departure": "2026-12-24"}}),
+            "{server}"
+        );
+        let first = &shown[0]["params"];
+        assert_eq!(first["server"], server);
+        assert!(
+            first["title"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{server}: Confirm your trip to Oslo")),
+            "{first}"
+        );
+        assert_eq!(first["totalSteps"], 10);
+        assert_eq!(
+            shown[5]["params"]["items"][2]["label"], "Business",
+            "titles shown, consts sent"
+        );
+        assert_eq!(
+            shown[7]["params"]["items"][2]["label"], "Full cover",
+            "legacy enumNames shown"
+        );
+        assert_eq!(
+            shown[2]["params"]["value"], "1",
+            "integer default prefilled"
+        );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decline_and_cancel_reach_the_server_as_such() {
+    let editor = start(
+        json!({"modern": demo_server("modern", None), "legacy": demo_server("legacy", None)}),
+    )
+    .await;
+    for server in ["legacy", "modern"] {
+        let call = |editor: std::sync::Arc<TestEditor>| {
+            tokio::spawn(async move {
+                editor
+                    .command(
+                        "mcp-sidecar.callTool",
+                        json!({"server": server, "tool": "book_trip"}),
+                    )
+                    .await
+            })
+        };
+        // Escape on the first prompt: cancel.
+        let pending = call(editor.clone());
+        editor.answer_prompts(&[(INPUT, Value::Null)]).await;
+        assert_eq!(
+            structured(&pending.await.unwrap()),
+            json!({"action": "cancel"}),
+            "{server}"
+        );
+        // Fill in, then Decline on the review.
+        let pending = call(editor.clone());
+        let mut script = booking_script();
+        script.pop();
+        script.push((PICK, json!({"selected": [11]})));
+        let shown = editor.answer_prompts(&script).await;
+        assert_eq!(
+            shown.last().unwrap()["params"]["items"][11]["label"],
+            "Decline"
+        );
+        assert_eq!(
+            structured(&pending.await.unwrap()),
+            json!({"action": "decline"}),
+            "{server}"
+        );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_mode_asks_consent_then_opens_externally() {
+    let editor = start(
+        json!({"legacy": demo_server("legacy", None), "modern": demo_server("modern", None)}),
+    )
+    .await;
+    for server in ["legacy", "modern"] {
+        let call = {
+            let editor = editor.clone();
+            tokio::spawn(async move {
+                editor
+                    .command(
+                        "mcp-sidecar.callTool",
+                        json!({"server": server, "tool": "login"}),
+                    )
+                    .await
+            })
+        };
+        let mark = editor.mark();
+        let consent = editor.next_prompt().await;
+        assert_eq!(consent["method"], PICK);
+        let url = consent["params"]["items"][0]["description"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            url.starts_with("https://example.com/login?session="),
+            "{consent}"
+        );
+        assert!(
+            consent["params"]["items"][0]["label"]
+                .as_str()
+                .unwrap()
+                .contains("example.com")
+        );
+        // Copy first: the clipboard notification, and the consent prompt again.
+        editor.respond(&consent, json!({"selected": [1]})).await;
+        let copied = editor
+            .wait_notification(mark, |n| n["method"] == "mcp-sidecar/clipboard")
+            .await;
+        assert_eq!(copied["params"]["text"], url.as_str());
+        let again = editor.next_prompt().await;
+        editor.respond(&again, json!({"selected": [0]})).await;
+        let open = editor.next_request("window/showDocument").await;
+        assert_eq!(open["params"]["uri"], url.as_str());
+        assert_eq!(open["params"]["external"], true);
+        editor.respond(&open, json!({"success": true})).await;
+        let result = call.await.unwrap();
+        assert_eq!(
+            structured(&result)["action"],
+            "accept",
+            "{server}: {result}"
+        );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+/// Five questions pending at once (real elicitations): the editor keeps being served, a cancelled
+/// call closes its prompt, and the others still end properly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_elicitations_never_wedge_the_editor() {
+    let editor = start(json!({"demo": demo_server("legacy", None)})).await;
+    let mut calls = Vec::new();
+    for _ in 0..5 {
+        calls.push(
+            editor
+                .start_request(
+                    "workspace/executeCommand",
+                    json!({"command": "mcp-sidecar.callTool",
+                    "arguments": [{"server": "demo", "tool": "book_trip"}]}),
+                )
+                .await,
+        );
+    }
+    let mut prompts = Vec::new();
+    for _ in 0..5 {
+        prompts.push(editor.next_prompt().await);
+    }
+    let started = std::time::Instant::now();
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed[0]["state"], "running");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // Cancel one call: the server is told, cancels its question, and the prompt closes.
+    let (id, rx) = calls.remove(0);
+    let mark = editor.mark();
+    editor.notify("$/cancelRequest", json!({"id": id})).await;
+    let cancelled = tokio::time::timeout(WAIT, rx).await.unwrap().unwrap();
+    assert_eq!(cancelled["error"]["code"], -32800);
+    let closed = editor
+        .wait_notification(mark, |n| n["method"] == "mcp-sidecar/cancelPrompt")
+        .await;
+    let closed_id = closed["params"]["id"].clone();
+    assert!(prompts.iter().any(|p| p["params"]["id"] == closed_id));
+    // Escape on the others: each call ends with "cancel".
+    for prompt in prompts.iter().filter(|p| p["params"]["id"] != closed_id) {
+        editor.respond(prompt, Value::Null).await;
+    }
+    for (_, rx) in calls {
+        let response = tokio::time::timeout(WAIT, rx).await.unwrap().unwrap();
+        assert_eq!(structured(&response["result"]), json!({"action": "cancel"}));
+    }
+    editor.shutdown_and_exit().await;
+}
