@@ -1,0 +1,504 @@
+-- The :Mcp command: subcommands and their completion.
+local async = require('mcp_sidecar.async')
+local client_mod = require('mcp_sidecar.client')
+local config = require('mcp_sidecar.config')
+local format = require('mcp_sidecar.format')
+local scratch = require('mcp_sidecar.ui.scratch')
+local state = require('mcp_sidecar.state')
+
+local M = {}
+
+M.CMD = {
+  list_servers = 'mcp-sidecar.listServers',
+  list_tools = 'mcp-sidecar.listTools',
+  call_tool = 'mcp-sidecar.callTool',
+  restart_server = 'mcp-sidecar.restartServer',
+  trust_server = 'mcp-sidecar.trustServer',
+}
+
+local function notify(message, level)
+  vim.notify('mcp-sidecar: ' .. message, level or vim.log.levels.INFO)
+end
+
+local function is_null(value)
+  return value == nil or value == vim.NIL
+end
+
+--- Runs `fn(client)` in a coroutine with the workspace's sidecar (started when needed).
+local function with_client(fn)
+  async.run(function()
+    local client, err = client_mod.ensure()
+    if not client then
+      notify(err, vim.log.levels.ERROR)
+      return
+    end
+    fn(client)
+  end)
+end
+
+local function list_servers(client)
+  local rows, err = client_mod.exec(client, M.CMD.list_servers)
+  if err then
+    notify('listing servers failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    return nil
+  end
+  rows = type(rows) == 'table' and rows or {}
+  state.replace(client.id, rows)
+  return rows
+end
+
+local function list_tools(client, server)
+  local rows, err = client_mod.exec(client, M.CMD.list_tools, server and { server = server } or nil)
+  if err then
+    notify('listing tools failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    return nil
+  end
+  rows = type(rows) == 'table' and rows or {}
+  state.set_tools(client.id, rows, server)
+  return rows
+end
+
+-- :Mcp servers ---------------------------------------------------------------------------------
+
+local function server_lines(client, rows)
+  local lines = {
+    ('MCP servers of %s'):format(client.root_dir or vim.fn.getcwd()),
+    '<CR> tools · r restart · R refresh · q close',
+    '',
+  }
+  local at = {}
+  if #rows == 0 then
+    vim.list_extend(lines, {
+      'No MCP servers are configured.',
+      'Add some with require("mcp_sidecar").setup({ servers = { ... } }) or in',
+      '~/.config/mcp-sidecar/mcp.json (see :help mcp-sidecar-servers).',
+    })
+  end
+  for _, row in ipairs(rows) do
+    local details = {}
+    if not is_null(row.protocolVersion) then
+      table.insert(details, 'protocol ' .. row.protocolVersion)
+    end
+    if not is_null(row.transport) then
+      table.insert(details, row.transport)
+    end
+    if type(row.toolCount) == 'number' then
+      table.insert(details, ('%d tool%s'):format(row.toolCount, row.toolCount == 1 and '' or 's'))
+    end
+    if type(row.restarts) == 'number' and row.restarts > 0 then
+      table.insert(details, ('%d restart%s'):format(row.restarts, row.restarts == 1 and '' or 's'))
+    end
+    if not is_null(row.source) then
+      table.insert(details, 'from ' .. row.source)
+    end
+    table.insert(lines, ('%-16s %-10s %s'):format(row.name, row.state, table.concat(details, ' · ')))
+    at[#lines] = row.name
+    local info = row.serverInfo
+    if type(info) == 'table' and info.name then
+      table.insert(lines, ('    %s %s'):format(info.name, tostring(info.version or '')))
+      at[#lines] = row.name
+    end
+    if type(row.message) == 'string' and row.message ~= '' then
+      for _, line in ipairs(vim.split(row.message, '\n', { plain = true })) do
+        table.insert(lines, '    ' .. line)
+        at[#lines] = row.name
+      end
+    end
+  end
+  return lines, at
+end
+
+function M.servers()
+  with_client(function(client)
+    local rows = list_servers(client)
+    if not rows then
+      return
+    end
+    local lines, at = server_lines(client, rows)
+    local function under_cursor()
+      return at[vim.api.nvim_win_get_cursor(0)[1]]
+    end
+    scratch.show('mcp://servers', lines, {
+      filetype = 'mcp_sidecar_servers',
+      keys = {
+        ['<CR>'] = {
+          desc = 'Tools of the server under the cursor',
+          fn = function()
+            M.tools(under_cursor())
+          end,
+        },
+        r = {
+          desc = 'Restart the server under the cursor',
+          fn = function()
+            local name = under_cursor()
+            if name then
+              M.restart(name)
+            end
+          end,
+        },
+        R = { desc = 'Refresh', fn = M.servers },
+      },
+    })
+  end)
+end
+
+-- :Mcp tools [server] --------------------------------------------------------------------------
+
+function M.tools(server)
+  with_client(function(client)
+    local rows = list_tools(client, server)
+    if not rows then
+      return
+    end
+    local lines = { server and ('# Tools of %s'):format(server) or '# MCP tools', '' }
+    local at = {}
+    local current
+    for _, row in ipairs(rows) do
+      if row.server ~= current then
+        current = row.server
+        vim.list_extend(lines, { '## ' .. row.server, '' })
+      end
+      local title = (not is_null(row.title) and row.title ~= row.name) and (' — ' .. row.title) or ''
+      table.insert(lines, ('- %s%s'):format(row.name, title))
+      at[#lines] = row
+      if type(row.description) == 'string' and row.description ~= '' then
+        for _, line in ipairs(vim.split(row.description, '\n', { plain = true })) do
+          table.insert(lines, '  ' .. line)
+          at[#lines] = row
+        end
+      end
+      local args = format.arguments(row.inputSchema)
+      if args then
+        table.insert(lines, '  arguments: ' .. args)
+        at[#lines] = row
+      end
+    end
+    if #rows == 0 then
+      table.insert(lines, 'No tools (is a server running? See :Mcp servers).')
+    end
+    table.insert(lines, '')
+    table.insert(lines, '<CR> call the tool under the cursor · q close')
+    scratch.show('mcp://tools', lines, {
+      filetype = 'markdown',
+      keys = {
+        ['<CR>'] = {
+          desc = 'Call the tool under the cursor',
+          fn = function()
+            local row = at[vim.api.nvim_win_get_cursor(0)[1]]
+            if row then
+              M.call(row.server, row.name)
+            end
+          end,
+        },
+      },
+    })
+  end)
+end
+
+-- :Mcp call [server] [tool] [json] ---------------------------------------------------------------
+
+local result_count = 0
+
+--- Parses the arguments a person typed: a JSON object (empty text = {}).
+function M.parse_arguments(text)
+  text = vim.trim(text or '')
+  if text == '' then
+    return vim.empty_dict()
+  end
+  local ok, value = pcall(vim.json.decode, text)
+  if not ok then
+    return nil, 'not valid JSON: ' .. tostring(value):gsub('^.-: ', '')
+  end
+  if type(value) ~= 'table' or (vim.islist(value) and next(value) ~= nil) then
+    return nil, 'the arguments must be a JSON object, like {"a": 1}'
+  end
+  if next(value) == nil then
+    return vim.empty_dict()
+  end
+  return value
+end
+
+local function ask_arguments(server, tool)
+  local described = format.arguments(tool.inputSchema)
+  local text, problem = '', nil
+  while true do
+    local prompt = ('%s › %s arguments (JSON object; %s): '):format(
+      server,
+      tool.name,
+      described or 'none needed'
+    )
+    if problem then
+      prompt = '⚠ ' .. problem .. ' · ' .. prompt
+    end
+    local typed = async.input({ prompt = prompt, default = text, kind = 'mcp_sidecar' })
+    if typed == nil then
+      return nil
+    end
+    local value, err = M.parse_arguments(typed)
+    if value then
+      return value
+    end
+    text, problem = typed, err
+  end
+end
+
+local function pick_server(client)
+  local rows = list_servers(client)
+  if not rows then
+    return nil
+  end
+  local running = vim.tbl_filter(function(row)
+    return row.state == 'running'
+  end, rows)
+  if #running == 0 then
+    notify('no MCP server is running (see :Mcp servers)', vim.log.levels.WARN)
+    return nil
+  end
+  if #running == 1 then
+    return running[1].name
+  end
+  local row = async.select(running, {
+    prompt = 'Call a tool of which MCP server?',
+    kind = 'mcp_sidecar',
+    format_item = function(r)
+      return r.name
+    end,
+  })
+  return row and row.name
+end
+
+local function show_result(server, tool, arguments, result)
+  result_count = result_count + 1
+  local name = ('mcp://result/%s/%s/%d'):format(server, tool, result_count)
+  return scratch.show(name, format.tool_result(server, tool, arguments, result), { filetype = 'markdown' })
+end
+
+function M.call(server, tool_name, json_text)
+  with_client(function(client)
+    server = server or pick_server(client)
+    if not server then
+      return
+    end
+    local tools = list_tools(client, server)
+    if not tools then
+      return
+    end
+    local tool
+    if tool_name then
+      for _, row in ipairs(tools) do
+        if row.name == tool_name then
+          tool = row
+        end
+      end
+      if not tool then
+        notify(
+          ('%s has no tool "%s" (see :Mcp tools %s)'):format(server, tool_name, server),
+          vim.log.levels.ERROR
+        )
+        return
+      end
+    else
+      if #tools == 0 then
+        notify(server .. ' has no tools', vim.log.levels.WARN)
+        return
+      end
+      tool = async.select(tools, {
+        prompt = ('Call which tool of %s?'):format(server),
+        kind = 'mcp_sidecar',
+        format_item = function(row)
+          local desc = (type(row.description) == 'string' and row.description ~= '')
+              and (' — ' .. row.description)
+            or ''
+          return row.name .. desc
+        end,
+      })
+      if not tool then
+        return
+      end
+    end
+
+    local arguments, err
+    if json_text and vim.trim(json_text) ~= '' then
+      arguments, err = M.parse_arguments(json_text)
+      if not arguments then
+        notify(err, vim.log.levels.ERROR)
+        return
+      end
+    elseif config.get().tool_arguments == 'prompt' then
+      local props = type(tool.inputSchema) == 'table' and tool.inputSchema.properties or nil
+      if type(props) == 'table' and next(props) ~= nil then
+        arguments = ask_arguments(server, tool)
+        if arguments == nil then
+          notify('call cancelled')
+          return
+        end
+      else
+        arguments = vim.empty_dict()
+      end
+    end
+
+    vim.api.nvim_echo({ { ('mcp-sidecar: calling %s › %s…'):format(server, tool.name) } }, false, {})
+    local argument = { server = server, tool = tool.name, arguments = arguments }
+    local result, call_err = client_mod.exec(client, M.CMD.call_tool, argument, { progress = true })
+    if call_err then
+      notify(
+        ('%s › %s failed: %s'):format(server, tool.name, client_mod.error_message(call_err)),
+        vim.log.levels.ERROR
+      )
+      return
+    end
+    show_result(server, tool.name, arguments, not is_null(result) and result or nil)
+  end)
+end
+
+-- :Mcp restart [server] ------------------------------------------------------------------------
+
+function M.restart(server)
+  with_client(function(client)
+    local result, err = client_mod.exec(client, M.CMD.restart_server, server and { server = server } or nil)
+    if err then
+      notify('restart failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    elseif is_null(result) then
+      notify('restart cancelled')
+    else
+      notify(('restarting %s'):format(tostring(result.server)))
+    end
+  end)
+end
+
+-- :Mcp trust [server] --------------------------------------------------------------------------
+
+function M.trust(server)
+  with_client(function(client)
+    if not client_mod.has_command(client, M.CMD.trust_server) then
+      notify(
+        'trust comes with workspace configuration (.vscode/mcp.json, .mcp.json): servers from '
+          .. 'workspace files will need your trust before they start, through this command. '
+          .. 'This sidecar does not read workspace files yet, so there is nothing to trust.'
+      )
+      return
+    end
+    local result, err = client_mod.exec(client, M.CMD.trust_server, server and { server = server } or nil)
+    if err then
+      notify('trust failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    elseif not is_null(result) then
+      notify('trusted ' .. tostring(type(result) == 'table' and result.server or server or ''))
+    end
+  end)
+end
+
+-- :Mcp log -------------------------------------------------------------------------------------
+
+function M.log()
+  local path = config.log_file()
+  if not path then
+    notify(
+      'log_file is false: the sidecar logs to stderr, which Neovim keeps in :LspLog',
+      vim.log.levels.WARN
+    )
+    return
+  end
+  if not vim.uv.fs_stat(path) then
+    notify('no log yet at ' .. path .. ' (the sidecar has not started)', vim.log.levels.WARN)
+    return
+  end
+  vim.cmd(config.get().ui.split .. ' ' .. vim.fn.fnameescape(path))
+  vim.bo.readonly = true
+  vim.bo.autoread = true
+  vim.cmd('normal! G')
+end
+
+-- Dispatch and completion -----------------------------------------------------------------------
+
+M.subcommands = {
+  servers = function()
+    M.servers()
+  end,
+  tools = function(args)
+    M.tools(args[1])
+  end,
+  call = function(args)
+    local json = #args > 2 and table.concat(vim.list_slice(args, 3), ' ') or nil
+    M.call(args[1], args[2], json)
+  end,
+  restart = function(args)
+    M.restart(args[1])
+  end,
+  trust = function(args)
+    M.trust(args[1])
+  end,
+  log = function()
+    M.log()
+  end,
+}
+
+function M.run(opts)
+  local args = vim.deepcopy(opts.fargs or {})
+  local sub = table.remove(args, 1) or 'servers'
+  local fn = M.subcommands[sub]
+  if not fn then
+    local names = vim.tbl_keys(M.subcommands)
+    table.sort(names)
+    notify(
+      ('unknown subcommand "%s"; use one of: %s'):format(sub, table.concat(names, ', ')),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  fn(args)
+end
+
+local function server_names()
+  local names = {}
+  for _, row in ipairs(state.servers()) do
+    names[row.name] = true
+  end
+  for name in pairs(config.get().servers or {}) do
+    names[name] = true
+  end
+  local list = vim.tbl_keys(names)
+  table.sort(list)
+  return list
+end
+
+local function tool_names(server)
+  local client = client_mod.get()
+  if not client then
+    return {}
+  end
+  local names = state.tools(client.id, server)
+  if names then
+    return names
+  end
+  local response = client:request_sync('workspace/executeCommand', {
+    command = M.CMD.list_tools,
+    arguments = { { server = server } },
+  }, 1000)
+  if response and type(response.result) == 'table' then
+    state.set_tools(client.id, response.result, server)
+  end
+  return state.tools(client.id, server) or {}
+end
+
+function M.complete(arglead, cmdline, cursorpos)
+  local words = vim.split(cmdline:sub(1, cursorpos), '%s+')
+  local index = #words - 1 -- 1: the subcommand
+  local candidates = {}
+  if index <= 1 then
+    candidates = vim.tbl_keys(M.subcommands)
+    table.sort(candidates)
+  else
+    local sub = words[2]
+    if index == 2 and (sub == 'tools' or sub == 'call' or sub == 'restart' or sub == 'trust') then
+      candidates = server_names()
+    elseif index == 3 and sub == 'call' then
+      candidates = tool_names(words[3])
+    end
+  end
+  table.sort(candidates)
+  return vim.tbl_filter(function(c)
+    return vim.startswith(c, arglead)
+  end, candidates)
+end
+
+return M

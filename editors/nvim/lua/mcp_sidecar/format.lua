@@ -1,0 +1,121 @@
+-- Turning sidecar answers into lines for scratch buffers.
+local M = {}
+
+--- Pretty JSON (sorted keys, two-space indent) as a list of lines.
+function M.json(value)
+  local lines = {}
+  local function emit(v, indent, prefix, suffix)
+    local pad = string.rep('  ', indent)
+    if type(v) == 'table' and next(v) ~= nil then
+      local array = vim.islist(v)
+      table.insert(lines, pad .. prefix .. (array and '[' or '{'))
+      local keys = {}
+      if array then
+        for i = 1, #v do
+          keys[i] = i
+        end
+      else
+        for k in pairs(v) do
+          table.insert(keys, k)
+        end
+        table.sort(keys, function(a, b)
+          return tostring(a) < tostring(b)
+        end)
+      end
+      for i, k in ipairs(keys) do
+        local sep = i < #keys and ',' or ''
+        local key = array and '' or (vim.json.encode(tostring(k)) .. ': ')
+        emit(v[k], indent + 1, key, sep)
+      end
+      table.insert(lines, pad .. (array and ']' or '}') .. suffix)
+    else
+      table.insert(lines, pad .. prefix .. vim.json.encode(v) .. suffix)
+    end
+  end
+  emit(value, 0, '', '')
+  return lines
+end
+
+local function add_text(lines, text)
+  for _, line in ipairs(vim.split(tostring(text), '\n', { plain = true })) do
+    table.insert(lines, line)
+  end
+end
+
+local function content_block(lines, block)
+  local kind = block.type
+  if kind == 'text' then
+    add_text(lines, block.text or '')
+  elseif kind == 'image' or kind == 'audio' then
+    local size = type(block.data) == 'string' and math.floor(#block.data * 3 / 4) or 0
+    table.insert(lines, ('[%s %s, about %d bytes]'):format(kind, tostring(block.mimeType or '?'), size))
+  elseif kind == 'resource_link' then
+    table.insert(lines, ('[resource link] %s <%s>'):format(tostring(block.name or ''), tostring(block.uri)))
+  elseif kind == 'resource' and type(block.resource) == 'table' then
+    table.insert(lines, ('[resource] <%s>'):format(tostring(block.resource.uri)))
+    if type(block.resource.text) == 'string' then
+      add_text(lines, block.resource.text)
+    end
+  else
+    vim.list_extend(lines, M.json(block))
+  end
+end
+
+--- A CallToolResult as Markdown lines.
+function M.tool_result(server, tool, arguments, result)
+  local lines = { ('# %s › %s'):format(server, tool), '' }
+  if arguments ~= nil then
+    table.insert(lines, 'Arguments: `' .. vim.json.encode(arguments) .. '`')
+    table.insert(lines, '')
+  end
+  if type(result) ~= 'table' then
+    table.insert(lines, 'No result (the call was dismissed).')
+    return lines
+  end
+  if result.isError == true then
+    table.insert(lines, '**The tool reported an error:**')
+    table.insert(lines, '')
+  end
+  for i, block in ipairs(type(result.content) == 'table' and result.content or {}) do
+    if i > 1 then
+      table.insert(lines, '')
+    end
+    content_block(lines, block)
+  end
+  if result.structuredContent ~= nil and result.structuredContent ~= vim.NIL then
+    vim.list_extend(lines, { '', '## Structured content', '', '```json' })
+    vim.list_extend(lines, M.json(result.structuredContent))
+    table.insert(lines, '```')
+  end
+  return lines
+end
+
+--- A short description of a tool's arguments: "a (number, required), b (number, required)".
+function M.arguments(schema)
+  local props = type(schema) == 'table' and schema.properties or nil
+  if type(props) ~= 'table' or next(props) == nil then
+    return nil
+  end
+  local required = {}
+  for _, name in ipairs(type(schema.required) == 'table' and schema.required or {}) do
+    required[name] = true
+  end
+  local names = vim.tbl_keys(props)
+  table.sort(names)
+  local parts = {}
+  for _, name in ipairs(names) do
+    local prop = props[name]
+    local kind = type(prop) == 'table' and prop.type or nil
+    local bits = {}
+    if type(kind) == 'string' then
+      table.insert(bits, kind)
+    end
+    if required[name] then
+      table.insert(bits, 'required')
+    end
+    table.insert(parts, #bits > 0 and ('%s (%s)'):format(name, table.concat(bits, ', ')) or name)
+  end
+  return table.concat(parts, ', ')
+end
+
+return M

@@ -1,0 +1,69 @@
+-- The editor contract (docs/lsp-extensions.md), as client-scoped LSP handlers.
+local prompts = require('mcp_sidecar.prompts')
+
+local M = {}
+
+M['mcp-sidecar/inputBox'] = function(_, params, ctx)
+  return prompts.run(ctx, params, function(prompt)
+    require('mcp_sidecar.ui.input').open(params, prompt)
+  end)
+end
+
+M['mcp-sidecar/quickPick'] = function(_, params, ctx)
+  return prompts.run(ctx, params, function(prompt)
+    require('mcp_sidecar.ui.select').open(params, prompt)
+  end)
+end
+
+M['mcp-sidecar/editDraft'] = function(_, params, ctx)
+  return prompts.run(ctx, params, function(prompt)
+    require('mcp_sidecar.ui.draft').open(params, prompt)
+  end)
+end
+
+M['mcp-sidecar/cancelPrompt'] = function(_, params, ctx)
+  if type(params) == 'table' and params.id ~= nil then
+    prompts.cancel(ctx.client_id, tostring(params.id))
+  end
+end
+
+M['mcp-sidecar/clipboard'] = function(_, params)
+  if type(params) ~= 'table' or type(params.text) ~= 'string' then
+    return
+  end
+  vim.fn.setreg('"', params.text)
+  -- The + register needs a clipboard provider; without one (SSH, headless) the text is still in
+  -- the unnamed register.
+  local ok = pcall(vim.fn.setreg, '+', params.text)
+  local where = ok and 'clipboard' or 'unnamed register'
+  vim.notify(('mcp-sidecar: copied to the %s: %s'):format(where, params.text), vim.log.levels.INFO)
+end
+
+M['mcp-sidecar/serverStatus'] = function(_, params, ctx)
+  require('mcp_sidecar.state').update(ctx.client_id, params)
+end
+
+-- External URLs (URL elicitation, after the person's consent) go through vim.ui.open; anything
+-- else is Neovim's own showDocument.
+M['window/showDocument'] = function(err, params, ctx)
+  if type(params) == 'table' and params.external then
+    local ok, cmd, open_err = pcall(prompts.outside, function()
+      return vim.ui.open(params.uri)
+    end)
+    if ok and cmd then
+      return { success = true }
+    end
+    local why = ok and open_err or cmd
+    vim.notify(
+      ('mcp-sidecar: could not open a browser (%s). Open this address yourself: %s'):format(
+        tostring(why),
+        tostring(params.uri)
+      ),
+      vim.log.levels.WARN
+    )
+    return { success = false }
+  end
+  return vim.lsp.handlers['window/showDocument'](err, params, ctx)
+end
+
+return M

@@ -1,0 +1,148 @@
+-- :checkhealth mcp_sidecar
+local binary = require('mcp_sidecar.binary')
+local config = require('mcp_sidecar.config')
+local lsp_config = require('mcp_sidecar.lsp_config')
+
+local M = {}
+
+local health = vim.health
+
+local function check_neovim()
+  health.start('mcp-sidecar: Neovim')
+  local v = vim.version()
+  local text = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok('Neovim ' .. text)
+  else
+    health.error('Neovim ' .. text .. ' is too old', { 'Install Neovim 0.11 or newer.' })
+  end
+end
+
+local function check_config()
+  health.start('mcp-sidecar: configuration')
+  local problems = config.problems()
+  if #problems == 0 then
+    health.ok('options are valid')
+  end
+  for _, problem in ipairs(problems) do
+    health.error(problem, { 'See :help mcp-sidecar-options.' })
+  end
+  local opts = config.get()
+  local names = vim.tbl_keys(opts.servers or {})
+  table.sort(names)
+  if #names > 0 then
+    health.info('servers from the editor settings: ' .. table.concat(names, ', '))
+  else
+    health.info('no servers in the editor settings (the sidecar also reads ~/.config/mcp-sidecar/mcp.json)')
+  end
+  health.info('log file: ' .. (config.log_file() or 'none (stderr goes to :LspLog)'))
+  if vim.lsp.is_enabled(lsp_config.name) then
+    health.ok('vim.lsp.enable("mcp_sidecar") is on: the sidecar starts with the first file buffer')
+  else
+    health.info('autostart is off: the sidecar starts with the first :Mcp command')
+  end
+end
+
+local function check_binary()
+  health.start('mcp-sidecar: binary')
+  local exe, err = binary.resolve()
+  if not exe then
+    health.error(err, {
+      'Build it: cargo build --release (in the mcp-sidecar repository), then put target/release on PATH',
+      'or set the path: require("mcp_sidecar").setup({ cmd = "/path/to/mcp-sidecar" })',
+    })
+    return false
+  end
+  health.ok('found ' .. exe)
+  local version, verr = binary.version(exe)
+  if version then
+    health.ok('version: ' .. version)
+  else
+    health.error('it does not run: ' .. tostring(verr))
+    return false
+  end
+  return true
+end
+
+local function list_servers(client)
+  local response = client:request_sync('workspace/executeCommand', {
+    command = 'mcp-sidecar.listServers',
+    arguments = { vim.empty_dict() },
+  }, 3000)
+  if not response then
+    return nil, 'no answer within 3 s'
+  end
+  if response.err then
+    return nil, tostring(response.err.message)
+  end
+  return type(response.result) == 'table' and response.result or {}
+end
+
+local function check_servers(client)
+  local rows, err = list_servers(client)
+  if not rows then
+    health.warn('could not list the servers: ' .. err)
+    return
+  end
+  if #rows == 0 then
+    health.warn('no MCP servers are configured', {
+      'require("mcp_sidecar").setup({ servers = { name = { command = "...", args = { ... } } } })',
+      'or ~/.config/mcp-sidecar/mcp.json',
+    })
+  end
+  for _, row in ipairs(rows) do
+    local text = ('server %s: %s'):format(row.name, row.state)
+    if type(row.protocolVersion) == 'string' then
+      text = text .. ' (protocol ' .. row.protocolVersion .. ')'
+    end
+    if type(row.source) == 'string' then
+      text = text .. ', from ' .. row.source
+    end
+    local message = type(row.message) == 'string' and row.message or nil
+    if row.state == 'running' then
+      health.ok(text)
+    elseif row.state == 'failed' then
+      health.error(text .. (message and (': ' .. message) or ''))
+    else
+      health.warn(text .. (message and (': ' .. message) or ''))
+    end
+  end
+end
+
+local function check_clients()
+  health.start('mcp-sidecar: sidecar')
+  local clients = require('mcp_sidecar.client').all()
+  if #clients == 0 then
+    health.info('not running (it starts when a file is opened, or with :Mcp servers)')
+    return
+  end
+  for _, client in ipairs(clients) do
+    local folders = {}
+    for _, f in ipairs(client.workspace_folders or {}) do
+      table.insert(folders, f.name)
+    end
+    health.ok(('attached (client %d), workspace folders: %s'):format(client.id, table.concat(folders, ', ')))
+    local ext = vim.tbl_get(client.server_capabilities or {}, 'experimental', 'mcpSidecar')
+    if type(ext) == 'table' and ext.version == 1 then
+      health.ok('editor contract version 1')
+    else
+      health.warn('the sidecar does not announce editor contract version 1', {
+        'Update the plugin and the sidecar together.',
+      })
+    end
+    check_servers(client)
+  end
+  local open = require('mcp_sidecar.prompts').list()
+  if #open > 0 then
+    health.info(('%d prompt(s) waiting for an answer'):format(#open))
+  end
+end
+
+function M.check()
+  check_neovim()
+  check_config()
+  check_binary()
+  check_clients()
+end
+
+return M

@@ -1,0 +1,110 @@
+-- Server states from `mcp-sidecar/serverStatus`, per sidecar client, for statuslines, completion
+-- and :checkhealth. Each change fires `User McpSidecarStatus` (data = the notification's params
+-- plus `client_id`).
+local M = {}
+
+---@type table<integer, table<string, table>>
+local by_client = {}
+---@type table<integer, table<string, string[]>>
+local tool_names = {}
+
+function M.update(client_id, params)
+  if type(params) ~= 'table' or type(params.name) ~= 'string' then
+    return
+  end
+  by_client[client_id] = by_client[client_id] or {}
+  local row = vim.deepcopy(params)
+  row.updated = vim.uv.now()
+  by_client[client_id][params.name] = row
+  if params.state ~= 'running' and tool_names[client_id] then
+    tool_names[client_id][params.name] = nil
+  end
+  vim.schedule(function()
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'McpSidecarStatus',
+      modeline = false,
+      data = vim.tbl_extend('force', vim.deepcopy(params), { client_id = client_id }),
+    })
+    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  end)
+end
+
+--- Replaces a client's known servers (from mcp-sidecar.listServers rows).
+function M.replace(client_id, rows)
+  by_client[client_id] = {}
+  for _, row in ipairs(rows or {}) do
+    if type(row) == 'table' and type(row.name) == 'string' then
+      by_client[client_id][row.name] = vim.deepcopy(row)
+    end
+  end
+end
+
+function M.clear(client_id)
+  by_client[client_id] = nil
+  tool_names[client_id] = nil
+end
+
+--- Servers of one client (or of every client), sorted by name.
+function M.servers(client_id)
+  local rows = {}
+  for id, servers in pairs(by_client) do
+    if client_id == nil or id == client_id then
+      for _, row in pairs(servers) do
+        table.insert(rows, vim.tbl_extend('force', row, { client_id = id }))
+      end
+    end
+  end
+  table.sort(rows, function(a, b)
+    if a.name == b.name then
+      return a.client_id < b.client_id
+    end
+    return a.name < b.name
+  end)
+  return rows
+end
+
+--- Tool names seen in listTools answers, for completion. With `server`, only its list changes.
+function M.set_tools(client_id, rows, server)
+  local names = tool_names[client_id] or {}
+  if server then
+    names[server] = {}
+  else
+    names = {}
+  end
+  for _, row in ipairs(rows or {}) do
+    if type(row) == 'table' and type(row.server) == 'string' then
+      names[row.server] = names[row.server] or {}
+      table.insert(names[row.server], row.name)
+    end
+  end
+  tool_names[client_id] = names
+end
+
+function M.tools(client_id, server)
+  local names = vim.tbl_get(tool_names, client_id, server)
+  return names and vim.deepcopy(names) or nil
+end
+
+local marks = { starting = '…', failed = '✗', needsTrust = '?', stopped = '-' }
+
+--- A short statusline text: "MCP 2/3 ✗1" (running/configured, then failed, starting, needs
+--- trust, stopped). Empty when no sidecar is running or no server is configured.
+function M.status(client_id)
+  local rows = M.servers(client_id)
+  if #rows == 0 then
+    return ''
+  end
+  local counts = {}
+  for _, row in ipairs(rows) do
+    counts[row.state] = (counts[row.state] or 0) + 1
+  end
+  local parts = { ('MCP %d/%d'):format(counts.running or 0, #rows) }
+  for _, state in ipairs({ 'failed', 'starting', 'needsTrust', 'stopped' }) do
+    if counts[state] then
+      table.insert(parts, marks[state] .. counts[state])
+    end
+  end
+  return table.concat(parts, ' ')
+end
+
+return M

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The Neovim plugin's tests: headless Neovim 0.11 (pinned, from PyPI) drives the real plugin, the
+# real built sidecar and its real demo server. Each test/spec/*_spec.lua runs in its own Neovim.
+#   editors/nvim/test/run.sh                    every spec
+#   editors/nvim/test/run.sh prompts draft      only specs whose name contains one of these
+# Environment: MCP_SIDECAR_BIN (default: cargo build, then target/debug/mcp-sidecar),
+#              NVIM (default: installed by test/install.sh), SPEC_TIMEOUT (seconds, default 90).
+# Prints "N passed, N failed" last; exits non-zero when a test failed.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
+START=$SECONDS
+
+NVIM="${NVIM:-$("$HERE/install.sh")}" || { echo "could not install Neovim"; echo "0 passed, 1 failed"; exit 1; }
+if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
+  (cd "$ROOT" && cargo build --quiet) || { echo "cargo build failed"; echo "0 passed, 1 failed"; exit 1; }
+  MCP_SIDECAR_BIN="$ROOT/target/debug/mcp-sidecar"
+fi
+export MCP_SIDECAR_BIN
+echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcp-nvim-test.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+passed=0 failed=0
+for spec in "$HERE"/spec/*_spec.lua; do
+  name="$(basename "$spec" _spec.lua)"
+  if [[ $# -gt 0 ]]; then
+    match=0
+    for want in "$@"; do [[ "$name" == *"$want"* ]] && match=1; done
+    [[ $match -eq 1 ]] || continue
+  fi
+  dir="$WORK/$name"
+  mkdir -p "$dir/config" "$dir/state" "$dir/data" "$dir/cache"
+  spec_start=$SECONDS
+  # A private HOME and XDG dirs: no personal mcp.json, logs and state stay in $dir.
+  HOME="$dir" XDG_CONFIG_HOME="$dir/config" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
+    XDG_CACHE_HOME="$dir/cache" MCP_TEST_SPEC="$spec" MCP_TEST_RESULTS="$dir/results" \
+    timeout --kill-after=5 "${SPEC_TIMEOUT:-90}" \
+    "$NVIM" --clean --headless -c "luafile $HERE/harness.lua" </dev/null >"$dir/output" 2>&1
+  code=$?
+  echo "--- $name ($((SECONDS - spec_start))s)"
+  [[ -f "$dir/results" ]] && sed 's/^/  /' "$dir/results"
+  p=$(grep -c '^PASS ' "$dir/results" 2>/dev/null); p=${p:-0}
+  f=$(grep -c '^FAIL ' "$dir/results" 2>/dev/null); f=${f:-0}
+  if [[ $code -ne 0 && $f -eq 0 ]]; then
+    f=1
+    echo "  FAIL $name: Neovim exited with $code (timeout or crash) after $p passed case(s)"
+  fi
+  if [[ $f -gt 0 || $code -ne 0 ]]; then
+    echo "  --- Neovim's output:"
+    tail -n 40 "$dir/output" | sed 's/^/  | /'
+    log="$dir/state/nvim/mcp-sidecar.log"
+    if [[ -f "$log" ]]; then
+      echo "  --- the sidecar's log (last lines):"
+      tail -n 20 "$log" | sed 's/^/  | /'
+    fi
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+done
+echo "--- took $((SECONDS - START))s"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 && $passed -gt 0 ]]
