@@ -11,7 +11,6 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  TransportKind,
   WorkDoneProgress,
   type LanguageClientOptions,
   type ServerOptions,
@@ -153,18 +152,16 @@ export class Sidecar implements vscode.Disposable {
     const languageModel = await withTimeout(hasLanguageModel(), 3000, false);
     const server: ServerOptions = {
       command: found.path,
+      // No `transport`: TransportKind.stdio would append `--stdio`, which mcp-sidecar rejects.
       args: sidecarArgs(logLevelSetting()),
-      transport: TransportKind.stdio,
       options: { cwd: folder ?? os.homedir() },
     };
     const options: LanguageClientOptions = {
       outputChannel: logChannel(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: () => readSidecarSettings(),
-      initializationFailedHandler: (error) => {
-        void this.showProblem(`the sidecar did not initialize: ${String(error?.message ?? error)}.`, 'See the log.');
-        return false;
-      },
+      // No retry and no message here: start() fails and says so once, below.
+      initializationFailedHandler: () => false,
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
         closed: () => this.onClosed(),

@@ -1,0 +1,24 @@
+// Debian's Chromium, headless, driven by playwright-core. As root it needs --no-sandbox; the
+// background-networking flags keep it from calling out on this closed network.
+
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-features=Translate,MediaRouter',
+];
+
+export async function openBrowser(executablePath = process.env.CHROMIUM || '/usr/bin/chromium') {
+  const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  // The clipboard ("Copy URL") is read back by the tests.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  return { browser, context };
+}

@@ -1,0 +1,163 @@
+// Driving VS Code's workbench in the page the way a person does: the Command Palette, quick
+// inputs answered by typing and pressing keys, the editor's text, the status bar.
+
+const QI = '.quick-input-widget';
+
+export async function waitFor(what, fn, { timeout = 20000, interval = 100 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${String(last?.message ?? JSON.stringify(last))})`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** What the quick input shows now, or null when it is hidden. */
+export function quickInput(page) {
+  return page.evaluate((sel) => {
+    const w = document.querySelector(sel);
+    if (!w || getComputedStyle(w).display === 'none') return null;
+    const input = w.querySelector('.quick-input-box input');
+    const rows = [...w.querySelectorAll('.quick-input-list .monaco-list-row')];
+    const text = (el) => (el?.textContent ?? '').replace(/\u00a0/g, ' ').trim();
+    return {
+      title: text(w.querySelector('.quick-input-title')),
+      value: input?.value ?? '',
+      placeholder: input?.getAttribute('placeholder') ?? '',
+      message: text(w.querySelector('.quick-input-message')),
+      hasBack: !!w.querySelector('.quick-input-left-action-bar .codicon-quick-input-back'),
+      rightButtons: [...w.querySelectorAll('.quick-input-right-action-bar .action-label')].map((a) => a.getAttribute('aria-label') ?? ''),
+      rows: rows.map((r) => ({
+        label: text(r.querySelector('.quick-input-list-label .label-name, .monaco-icon-label .label-name') ?? r.querySelector('.monaco-icon-label')),
+        aria: r.getAttribute('aria-label') ?? '',
+        focused: r.classList.contains('focused'),
+        checked: r.querySelector('input[type=checkbox]')?.checked ?? r.querySelector('.monaco-checkbox')?.classList.contains('checked') ?? false,
+      })),
+      password: input?.type === 'password',
+    };
+  }, QI);
+}
+
+/** Waits until the quick input is open and its title matches. */
+export function waitQuickInput(page, title, opts) {
+  return waitFor(`a quick input titled ${title}`, async () => {
+    const q = await quickInput(page);
+    if (!q) return null;
+    const ok = title instanceof RegExp ? title.test(q.title) : q.title.includes(title);
+    return ok ? q : null;
+  }, opts);
+}
+
+export function waitQuickInputClosed(page, opts) {
+  return waitFor('the quick input to close', async () => ((await quickInput(page)) === null ? true : null), opts);
+}
+
+/** Escape until no quick input is open. */
+export async function closeQuickInput(page) {
+  for (let i = 0; i < 3 && (await quickInput(page)); i++) {
+    await page.keyboard.press('Escape');
+    await page.waitForTimeout(150);
+  }
+}
+
+/** Runs a command from the Command Palette by its full title. */
+export async function runCommand(page, title) {
+  await closeQuickInput(page);
+  await page.keyboard.press('F1');
+  await waitFor('the Command Palette', async () => (await quickInput(page))?.value.startsWith('>') || null);
+  await page.keyboard.type(title);
+  await waitFor(`"${title}" in the Command Palette`, async () => {
+    const q = await quickInput(page);
+    return q?.rows.some((r) => r.aria.startsWith(title)) ? q : null;
+  });
+  await page.keyboard.press('Enter');
+}
+
+/** Types a filter into an open quick pick and accepts the row whose label is `label`. */
+export async function pick(page, label) {
+  await page.keyboard.type(label);
+  await waitFor(`"${label}" to be the first row`, async () => {
+    const q = await quickInput(page);
+    return q?.rows[0]?.label === label ? q : null;
+  });
+  await page.keyboard.press('Enter');
+}
+
+/** Replaces the text of an open input box and presses Enter. */
+export async function answer(page, text) {
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+/** Clicks the quick input's Back button. */
+export async function back(page) {
+  await page.locator(`${QI} .quick-input-left-action-bar .codicon-quick-input-back`).click();
+}
+
+/** The visible lines of the active editor (Monaco renders non-breaking spaces). */
+export function editorText(page) {
+  return page.evaluate(() => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
+    if (!editor) return '';
+    const lines = [...editor.querySelectorAll('.view-line')]
+      .map((l) => ({ top: parseFloat(l.style.top) || 0, text: (l.textContent ?? '').replace(/\u00a0/g, ' ') }))
+      .sort((a, b) => a.top - b.top);
+    return lines.map((l) => l.text).join('\n');
+  });
+}
+
+export function activeTabTitle(page) {
+  return page.evaluate(() => document.querySelector('.editor-group-container.active .tab.active')?.getAttribute('aria-label') ?? '');
+}
+
+export function waitEditorText(page, pattern, opts) {
+  return waitFor(`the editor to show ${pattern}`, async () => {
+    const text = await editorText(page);
+    return pattern.test(text) ? text : null;
+  }, opts);
+}
+
+export function statusBarTexts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.statusbar-item')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()).filter(Boolean),
+  );
+}
+
+export function waitStatusBar(page, pattern, opts) {
+  return waitFor(`the status bar to show ${pattern}`, async () => (await statusBarTexts(page)).find((t) => pattern.test(t)) ?? null, opts);
+}
+
+/** The notification toasts on screen: severity, message, source and button labels. */
+export function notifications(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((t) => {
+      const text = (el) => (el?.textContent ?? '').replace(/\u00a0/g, ' ').trim();
+      const icon = t.querySelector('.notification-list-item-icon')?.className ?? '';
+      return {
+        severity: /error/.test(icon) ? 'error' : /warning/.test(icon) ? 'warning' : 'info',
+        message: text(t.querySelector('.notification-list-item-message')),
+        source: text(t.querySelector('.notification-list-item-source')),
+        buttons: [...t.querySelectorAll('.notification-list-item-buttons-container .monaco-button')].map(text),
+      };
+    }),
+  );
+}
+
+export async function clearNotifications(page) {
+  await page.evaluate(() => {
+    for (const b of document.querySelectorAll('.notifications-toasts .codicon-notifications-clear')) b.click();
+  });
+}
+
+export async function closeAllEditors(page) {
+  await closeQuickInput(page);
+  await runCommand(page, 'View: Close All Editors');
+  await page.waitForTimeout(300);
+}

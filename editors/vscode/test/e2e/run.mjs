@@ -1,0 +1,138 @@
+// End-to-end tests in a real VS Code (code-server) with the packaged VSIX installed, driven in
+// headless Chromium. Every file in scenarios/ is one scenario: it exports `name` and
+// `run(ctx)`; they run in file-name order against one workbench. Adding a scenario = adding a file.
+//
+//   node test/e2e/run.mjs            (env: CODE_SERVER, MCP_SIDECAR_BIN, VSIX, E2E_ONLY=substring, E2E_ARTIFACTS)
+// Prints one line per scenario and "e2e: N passed, N failed"; exits non-zero on a failure.
+
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { openBrowser } from './lib/browser.mjs';
+import { freePort, installExtension, prepareProfile, startCodeServer } from './lib/codeServer.mjs';
+import { closeQuickInput, waitStatusBar } from './lib/workbench.mjs';
+import { makeWorkspace } from './lib/workspace.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const extDir = resolve(here, '../..');
+const repo = resolve(extDir, '../..');
+const cache = join(repo, '.cache', 'vscode');
+const artifacts = process.env.E2E_ARTIFACTS || join(cache, 'artifacts');
+const codeServer = process.env.CODE_SERVER;
+const sidecar = process.env.MCP_SIDECAR_BIN || join(repo, 'target', 'debug', 'mcp-sidecar');
+const vsix = process.env.VSIX || join(extDir, 'dist', 'mcp-sidecar.vsix');
+const only = process.env.E2E_ONLY || '';
+const SCENARIO_TIMEOUT_MS = Number(process.env.E2E_SCENARIO_TIMEOUT_MS || 90000);
+
+function log(line) {
+  process.stdout.write(`[e2e] ${line}\n`);
+}
+
+for (const [what, path] of [['CODE_SERVER', codeServer], ['the sidecar', sidecar], ['the VSIX', vsix]]) {
+  if (!path || !existsSync(path)) {
+    log(`${what} not found (${path}); run test/install.sh, cargo build and npm run package first`);
+    process.stdout.write('e2e: 0 passed, 1 failed\n');
+    process.exit(1);
+  }
+}
+
+const scenarioFiles = readdirSync(join(here, 'scenarios'))
+  .filter((f) => f.endsWith('.mjs'))
+  .sort();
+const scenarios = [];
+for (const file of scenarioFiles) {
+  const mod = await import(pathToFileURL(join(here, 'scenarios', file)).href);
+  if (!only || file.includes(only) || mod.name.includes(only)) scenarios.push({ file, ...mod });
+}
+
+mkdirSync(artifacts, { recursive: true });
+const runDir = join(cache, 'e2e-run');
+const started = Date.now();
+const workspace = makeWorkspace(join(runDir, 'workspace'), sidecar);
+const profile = prepareProfile(join(runDir, 'profile'), {
+  userSettings: workspace.userSettings,
+  machineSettings: workspace.machineSettings,
+});
+installExtension(codeServer, profile, vsix);
+log(`profile ready, VSIX installed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+const port = await freePort();
+const serverLog = join(artifacts, 'code-server.log');
+writeFileSync(serverLog, '');
+let server;
+let browser;
+const results = [];
+try {
+  server = await startCodeServer(codeServer, profile, { port, logFile: serverLog, env: { MCP_SIDECAR_VSCODE_E2E: '1' } });
+  const opened = await openBrowser();
+  browser = opened.browser;
+  const page = await opened.context.newPage();
+  page.setDefaultTimeout(20000);
+  await page.goto(`${server.url}/?workspace=${encodeURIComponent(workspace.file)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  await waitStatusBar(page, /MCP 2\/2/, { timeout: 60000 });
+  log(`workbench up, both servers running (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  const ctx = {
+    page,
+    workspace,
+    profile,
+    artifacts,
+    sidecar,
+    screenshot: (name) => page.screenshot({ path: join(artifacts, `${name}.png`) }),
+    log,
+  };
+  for (const s of scenarios) {
+    const t0 = Date.now();
+    try {
+      await closeQuickInput(page);
+      let timer;
+      await Promise.race([
+        s.run(ctx),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`scenario timed out after ${SCENARIO_TIMEOUT_MS} ms`)), SCENARIO_TIMEOUT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      results.push({ name: s.name, ok: true, ms: Date.now() - t0 });
+      log(`ok   ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    } catch (error) {
+      results.push({ name: s.name, ok: false, ms: Date.now() - t0, error: String(error?.stack ?? error) });
+      log(`FAIL ${s.name}: ${error?.message ?? error}`);
+      const shot = `failure-${s.file.replace(/\.mjs$/, '')}`;
+      await ctx.screenshot(shot).catch(() => {});
+      log(`     screenshot: ${join(artifacts, shot)}.png`);
+    }
+  }
+} catch (error) {
+  results.push({ name: 'setup', ok: false, error: String(error?.stack ?? error) });
+  log(`FAIL setup: ${error?.stack ?? error}`);
+} finally {
+  await browser?.close().catch(() => {});
+  await server?.stop();
+  copyOutputLog(profile.userData);
+}
+
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+writeFileSync(join(artifacts, 'e2e-results.json'), JSON.stringify({ seconds: (Date.now() - started) / 1000, results }, null, 2));
+log(`artifacts in ${artifacts} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
+process.stdout.write(`e2e: ${passed} passed, ${failed} failed\n`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
+
+/** Keeps the extension's output channel (the sidecar's log) next to the screenshots. */
+function copyOutputLog(userData) {
+  try {
+    const found = [];
+    const walk = (dir) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('MCP Sidecar.log')) found.push(p);
+      }
+    };
+    walk(join(userData, 'logs'));
+    found.sort().forEach((p, i) => copyFileSync(p, join(artifacts, `mcp-sidecar-output-${i + 1}.log`)));
+  } catch {
+    // no logs yet
+  }
+}
