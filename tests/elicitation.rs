@@ -103,7 +103,7 @@ async fn decline_and_cancel_reach_the_server_as_such() {
                 editor
                     .command(
                         "mcp-sidecar.callTool",
-                        json!({"server": server, "tool": "book_trip"}),
+                        json!({"server": server, "tool": "book_trip", "arguments": {}}),
                     )
                     .await
             })
@@ -148,7 +148,7 @@ async fn url_mode_asks_consent_then_opens_externally() {
                 editor
                     .command(
                         "mcp-sidecar.callTool",
-                        json!({"server": server, "tool": "login"}),
+                        json!({"server": server, "tool": "login", "arguments": {}}),
                     )
                     .await
             })
@@ -204,7 +204,7 @@ async fn pending_elicitations_never_wedge_the_editor() {
                 .start_request(
                     "workspace/executeCommand",
                     json!({"command": "mcp-sidecar.callTool",
-                    "arguments": [{"server": "demo", "tool": "book_trip"}]}),
+                    "arguments": [{"server": "demo", "tool": "book_trip", "arguments": {}}]}),
                 )
                 .await,
         );
@@ -236,5 +236,109 @@ async fn pending_elicitations_never_wedge_the_editor() {
         let response = tokio::time::timeout(WAIT, rx).await.unwrap().unwrap();
         assert_eq!(structured(&response["result"]), json!({"action": "cancel"}));
     }
+    editor.shutdown_and_exit().await;
+}
+
+fn python(script: &str, args: &[&str]) -> Value {
+    let mut all = vec![fixture(script).display().to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    json!({"command": "python3", "args": all, "timeout": 10})
+}
+
+/// A form outside the spec's subset: the person is told, and the server gets -32602 naming the
+/// property (legacy) or a decline (2026-07-28). Nothing hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_forms_are_refused_clearly_in_both_eras() {
+    let editor = start(json!({
+        "legacy": python("bad/odd_forms.py", &["--era", "legacy"]),
+        "modern": python("bad/odd_forms.py", &["--era", "modern"]),
+    }))
+    .await;
+    for server in ["legacy", "modern"] {
+        let mark = editor.mark();
+        let result = editor
+            .command(
+                "mcp-sidecar.callTool",
+                json!({"server": server, "tool": "nested", "arguments": {}}),
+            )
+            .await;
+        let response = structured(&result)["response"].clone();
+        if server == "legacy" {
+            assert_eq!(response["error"]["code"], -32602, "{response}");
+            assert!(
+                response["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("property \"address\""),
+                "{response}"
+            );
+        } else {
+            assert_eq!(response, json!({"action": "decline"}));
+        }
+        let told = editor
+            .wait_notification(mark, |n| n["method"] == "window/showMessage")
+            .await;
+        assert!(
+            told["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("cannot show"),
+            "{told}"
+        );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+/// `callTool` without arguments asks for them with the tool's own schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_tool_arguments_are_asked_with_the_same_flow() {
+    let editor = start(json!({"demo": demo_server("both", None)})).await;
+    let call = {
+        let editor = editor.clone();
+        tokio::spawn(async move {
+            editor
+                .command(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "demo", "tool": "add"}),
+                )
+                .await
+        })
+    };
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "x"})),
+            (INPUT, json!({"value": "40"})),
+            (INPUT, json!({"value": "2.5"})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert!(
+        shown[1]["params"]["validationMessage"]
+            .as_str()
+            .unwrap()
+            .contains("not a number")
+    );
+    let result = call.await.unwrap();
+    assert_eq!(structured(&result), json!({"sum": 42.5}));
+    // Declining the arguments does not call the tool.
+    let call = {
+        let editor = editor.clone();
+        tokio::spawn(async move {
+            editor
+                .command_response(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "demo", "tool": "echo"}),
+                )
+                .await
+        })
+    };
+    editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "hi"})),
+            (PICK, json!({"selected": [2]})),
+        ])
+        .await;
+    let declined = call.await.unwrap();
+    assert_eq!(declined["error"]["data"]["kind"], "refused", "{declined}");
     editor.shutdown_and_exit().await;
 }

@@ -231,3 +231,216 @@ async fn python_sdk_server_modern_era() {
 async fn python_sdk_dual_era_server_pinned_to_legacy() {
     python_roots("auto", Some("2025-11-25")).await;
 }
+
+const INPUT: &str = "mcp-sidecar/inputBox";
+const PICK: &str = "mcp-sidecar/quickPick";
+
+/// The JSON after "Raw result:" in server-everything's answer.
+fn raw_result(result: &Value) -> Value {
+    let text = text_of(result);
+    let raw = text
+        .split("Raw result:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    serde_json::from_str(raw.trim()).unwrap()
+}
+
+async fn everything_with_ui() -> std::sync::Arc<TestEditor> {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"everything": {"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]}}}),
+            full_ui(),
+        )
+        .await;
+    editor.wait_status(mark, "everything", "running").await;
+    eventually("the elicitation tools to be listed", || async {
+        let tools = editor
+            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
+            .await;
+        let names: Vec<&str> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        names.contains(&"trigger-elicitation-request") && names.contains(&"trigger-url-elicitation")
+    })
+    .await;
+    editor
+}
+
+fn spawn_call(
+    editor: &std::sync::Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let arg = json!({"server": server, "tool": tool, "arguments": arguments});
+    tokio::spawn(async move { editor.command("mcp-sidecar.callTool", arg).await })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_big_mixed_form() {
+    let editor = everything_with_ui().await;
+    let call = spawn_call(
+        &editor,
+        "everything",
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "Grace Hopper"})),
+            (PICK, json!({"selected": [0]})),
+            (INPUT, json!({"skip": true})),
+            (INPUT, json!({"value": "grace@example"})),
+            (INPUT, json!({"value": "grace@example.com"})),
+            (INPUT, json!({"value": "https://example.com/grace"})),
+            (INPUT, json!({"value": "1906-12-09"})),
+            (INPUT, json!({"value": "7"})),
+            (INPUT, json!({"value": "2.5"})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [0, 1]})),
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(shown[0]["params"]["totalSteps"], 13);
+    assert!(
+        shown[4]["params"]["validationMessage"].is_string(),
+        "bad email re-asked"
+    );
+    assert_eq!(shown[7]["params"]["value"], "42");
+    assert_eq!(shown[11]["params"]["items"][1]["label"], "Green Lantern");
+    assert_eq!(shown[13]["params"]["items"][1]["label"], "Dogs");
+    let result = call.await.unwrap();
+    assert_eq!(
+        raw_result(&result),
+        json!({"action": "accept", "content": {
+            "name": "Grace Hopper", "check": true, "email": "grace@example.com",
+            "homepage": "https://example.com/grace", "birthdate": "1906-12-09", "integer": 7,
+            "number": 2.5, "untitledSingleSelectEnum": "Joey",
+            "untitledMultipleSelectEnum": ["Guitar", "Piano"], "titledSingleSelectEnum": "hero-2",
+            "titledMultipleSelectEnum": ["fish-3"], "legacyTitledEnum": "pet-2"}})
+    );
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_url_elicitation_request_and_error_paths() {
+    let editor = everything_with_ui().await;
+    let url = "https://example.com/verify?x=1";
+    // Request path: consent, open, accept.
+    let call = spawn_call(
+        &editor,
+        "everything",
+        "trigger-url-elicitation",
+        json!({"url": url}),
+    );
+    editor
+        .answer_prompts(&[(PICK, json!({"selected": [0]}))])
+        .await;
+    let open = editor.next_request("window/showDocument").await;
+    assert_eq!(open["params"]["uri"], url);
+    editor.respond(&open, json!({"success": true})).await;
+    let result = call.await.unwrap();
+    assert_eq!(raw_result(&result)["action"], "accept");
+    // Error path: -32042 → consent for the prerequisite URL → "Retry now" → the retried call
+    // takes the request path.
+    let call = spawn_call(
+        &editor,
+        "everything",
+        "trigger-url-elicitation",
+        json!({"url": url, "errorPath": true}),
+    );
+    let consent = editor.next_prompt().await;
+    assert!(
+        consent["params"]["items"][0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://modelcontextprotocol.io"),
+        "{consent}"
+    );
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    editor.respond(&open, json!({"success": true})).await;
+    let retry = editor.next_prompt().await;
+    assert_eq!(retry["params"]["items"][0]["label"], "Retry now");
+    editor.respond(&retry, json!({"selected": [0]})).await;
+    editor
+        .answer_prompts(&[(PICK, json!({"selected": [2]}))])
+        .await;
+    let result = call.await.unwrap();
+    assert_eq!(raw_result(&result)["action"], "decline");
+    editor.shutdown_and_exit().await;
+}
+
+async fn python_client_features(era: &str) {
+    let editor = in_process();
+    let mark = editor.mark();
+    let def = json!({"command": peer("MCP_PYTHON"), "args": [fixture("python/client_features_server.py"), "--era", era]});
+    editor
+        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
+        .await;
+    editor.wait_status(mark, "py", "running").await;
+    let call = spawn_call(&editor, "py", "elicit_form", json!({}));
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "Ann"})),
+            (INPUT, json!({"value": "42"})),
+            (INPUT, json!({"value": "7"})),
+            (PICK, json!({"selected": [0]})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [0, 2]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(
+        shown[4]["params"]["items"][1]["picked"], true,
+        "default green preselected"
+    );
+    let result = call.await.unwrap();
+    assert_eq!(
+        structured(&result),
+        json!({"action": "accept", "content": {"name": "Ann", "age": 42, "score": 7, "subscribe": true, "color": "blue", "tags": ["a", "c"]}}),
+        "{era}"
+    );
+    // Decline vs cancel.
+    let call = spawn_call(&editor, "py", "elicit_form", json!({}));
+    editor.answer_prompts(&[(INPUT, Value::Null)]).await;
+    assert_eq!(structured(&call.await.unwrap())["action"], "cancel");
+    // URL mode.
+    let call = spawn_call(&editor, "py", "elicit_url", json!({}));
+    let consent = editor.next_prompt().await;
+    assert_eq!(
+        consent["params"]["items"][0]["description"],
+        "https://example.com/auth?state=abc123"
+    );
+    editor.respond(&consent, json!({"selected": [2]})).await;
+    assert_eq!(
+        structured(&call.await.unwrap())["action"],
+        "decline",
+        "{era}"
+    );
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_elicitation_legacy_era() {
+    python_client_features("legacy").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_elicitation_modern_era() {
+    python_client_features("modern").await;
+}

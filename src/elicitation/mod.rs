@@ -2,6 +2,7 @@
 //! prompts. This module knows nothing of rmcp or LSP: it sees a [`Request`], asks through a
 //! [`Prompter`], and answers with an [`Outcome`].
 
+pub mod arguments;
 mod flow;
 mod input;
 mod rate;
@@ -132,23 +133,6 @@ pub async fn elicit(
         (Request::Url { message, url }, _) => url::run(&ui, server, message, url).await,
         (Request::Form { .. }, None) => Outcome::Cancel,
     })
-}
-
-/// Asks for a tool's arguments with the same form flow, when its `inputSchema` is a flat object
-/// of primitives. `None` when the schema needs the JSON draft instead.
-pub async fn ask_arguments(
-    ui: &dyn Prompter,
-    server: &str,
-    tool: &str,
-    schema: &Value,
-) -> Option<Outcome> {
-    let form = Form::parse(schema).ok()?;
-    let message = format!("arguments for {tool}");
-    let cx = flow::Context {
-        server,
-        message: &message,
-    };
-    Some(flow::run(ui, &cx, &form, schema).await)
 }
 
 /// Closes any prompt left unanswered for longer than the idle limit.

@@ -14,6 +14,7 @@ use super::ext::{
     self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
     RestartServerArgs,
 };
+use crate::elicitation::arguments::{self, NoArguments};
 use crate::mcp::{CallError, ProgressUpdate};
 
 pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
@@ -92,15 +93,50 @@ async fn call_tool(
         }
         None => (None, None),
     };
+    let arguments = match args.arguments {
+        Some(arguments) => arguments,
+        None => ask_arguments(backend, &args.server, &args.tool).await?,
+    };
     let result = backend
         .manager
-        .call_tool(&args.server, &args.tool, args.arguments, progress)
+        .call_tool(&args.server, &args.tool, Some(arguments), progress)
         .await;
     if let Some(reporter) = reporter {
         // The sender is dropped with the call; the reporter ends its progress and exits.
         let _ = reporter.await;
     }
     result.map_err(to_lsp)
+}
+
+/// `callTool` without `arguments`: ask for them with the tool's own `inputSchema`.
+async fn ask_arguments(
+    backend: &Backend,
+    server: &str,
+    tool: &str,
+) -> Result<serde_json::Map<String, Value>> {
+    let tools = backend
+        .manager
+        .list_tools(Some(server))
+        .await
+        .map_err(to_lsp)?;
+    let schema = tools
+        .into_iter()
+        .find(|t| t.name == tool)
+        .map(|t| t.input_schema)
+        .ok_or_else(|| {
+            Error::invalid_params(format!("server \"{server}\" has no tool \"{tool}\""))
+        })?;
+    let editor = backend.editor();
+    arguments::ask(&editor, server, tool, &schema)
+        .await
+        .map_err(|why| {
+            to_lsp(match why {
+                NoArguments::Declined => CallError::Refused(format!(
+                    "the arguments for {tool} were declined; the tool was not called"
+                )),
+                NoArguments::Cancelled => CallError::Cancelled,
+            })
+        })
 }
 
 /// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token.

@@ -23,6 +23,8 @@ use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
 
 /// How many `input_required` rounds one call may take before the sidecar gives up.
 pub const MAX_MRTR_ROUNDS: usize = 16;
+/// `URLElicitationRequiredError` (2025-11-25 only).
+const URL_ELICITATION_REQUIRED: i32 = -32042;
 
 pub struct Connection {
     server: Arc<str>,
@@ -237,8 +239,28 @@ impl Connection {
     ) -> Result<Value, CallError> {
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
+        let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
-            let result = self.send_call(params.clone(), progress.clone()).await?;
+            let result = match self.send_call(params.clone(), progress.clone()).await {
+                // 2025-11-25 URLElicitationRequiredError: the person visits the URLs, then the
+                // call is retried only if they say so (or the server says the step finished).
+                Err(CallError::Server {
+                    code: URL_ELICITATION_REQUIRED,
+                    data: Some(data),
+                    message,
+                    ..
+                }) if !self.modern && url_retries < 3 => {
+                    url_retries += 1;
+                    if self.handler.url_required(&data).await {
+                        continue;
+                    }
+                    return Err(CallError::Refused(format!(
+                        "{} needs a step in the browser first ({message}); the call was not retried",
+                        self.server
+                    )));
+                }
+                other => other?,
+            };
             match result {
                 ServerResult::CallToolResult(result) => {
                     return serde_json::to_value(result).map_err(|e| self.protocol(e.to_string()));

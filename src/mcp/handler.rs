@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use rmcp::ClientHandler;
+use rmcp::model::CustomNotification;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
@@ -19,6 +20,7 @@ use super::CLIENT_NAME;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
+use crate::lsp::ext::{QuickPickItem, QuickPickParams, QuickPickResult};
 
 /// Invalidated when the server says its tool list changed.
 pub type ToolCache = std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
@@ -96,6 +98,67 @@ impl Handler {
                 "the server sent an input request of an unknown kind (\"{key}\")"
             )),
         }
+    }
+
+    /// `-32042` on a legacy call: asks consent for (and opens) each URL, then offers to retry;
+    /// `notifications/elicitation/complete` for one of them retries at once. True = retry.
+    pub async fn url_required(&self, data: &Value) -> bool {
+        let list = data.get("elicitations").and_then(Value::as_array);
+        let mut ids = Vec::new();
+        for entry in list.into_iter().flatten() {
+            let (Some(url), Some(message)) = (
+                entry.get("url").and_then(Value::as_str),
+                entry.get("message").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let id = entry
+                .get("elicitationId")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let params = ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message: message.to_string(),
+                url: url.to_string(),
+                elicitation_id: id.to_string(),
+            };
+            match self.elicit(params, None).await {
+                Ok(r) if r.action == ElicitationAction::Accept => ids.push(id.to_string()),
+                _ => return false,
+            }
+        }
+        if ids.is_empty() {
+            return false;
+        }
+        let Some(ui) = self.host.ui() else {
+            return false;
+        };
+        let waits: Vec<_> = ids
+            .iter()
+            .map(|id| self.host.completion(&self.server, id))
+            .collect();
+        let completed = futures::future::select_all(waits.iter().map(|n| Box::pin(n.notified())));
+        let asked = ui.quick_pick(QuickPickParams {
+            server: Some(self.server.to_string()),
+            title: format!("{}: finish in the browser, then retry", self.server),
+            placeholder: Some(
+                "The call is retried when you choose, or when the server says the step is done"
+                    .into(),
+            ),
+            items: vec![
+                QuickPickItem::new("Retry now"),
+                QuickPickItem::new("Cancel"),
+            ],
+            ..Default::default()
+        });
+        let retry = tokio::select! {
+            _ = completed => true,
+            answer = asked => matches!(answer, Some(QuickPickResult::Selected { selected }) if selected.first() == Some(&0)),
+        };
+        for id in &ids {
+            self.host.forget_completion(&self.server, id);
+        }
+        retry
     }
 
     /// Asks the person (or applies the policy). `Err` when the form cannot be shown.
@@ -268,6 +331,37 @@ impl ClientHandler for Handler {
 
     /// Drops the cached list and fetches the new one in the background, so `listServers` counts
     /// right and the next `listTools` is quick.
+    /// `notifications/elicitation/complete` (2025-11-25): the browser step finished.
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method != "notifications/elicitation/complete" {
+            tracing::debug!(server = %self.server, method = %notification.method, "ignoring a notification");
+            return;
+        }
+        let id = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("elicitationId"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if self.host.complete(&self.server, id) {
+            if let Some(ui) = self.host.ui() {
+                ui.show_message(
+                    crate::ui::Level::Info,
+                    format!(
+                        "{}: the step in the browser is done; retrying.",
+                        self.server
+                    ),
+                );
+            }
+        } else {
+            tracing::debug!(server = %self.server, id, "ignoring completion of an unknown elicitation");
+        }
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let (tools, peer, server) = (self.tools.clone(), context.peer, self.server.clone());

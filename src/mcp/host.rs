@@ -51,6 +51,7 @@ pub struct Host {
     elicitation: RwLock<elicitation::Settings>,
     pub limiter: elicitation::RateLimiter,
     clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
+    completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
 }
 
 /// Time a person has spent answering one server's questions; a request's timeout counts only
@@ -104,6 +105,7 @@ impl Host {
             elicitation: RwLock::new(elicitation::Settings::default()),
             limiter: elicitation::RateLimiter::default(),
             clocks: Mutex::new(HashMap::new()),
+            completions: Mutex::new(HashMap::new()),
         };
         (Arc::new(host), rx)
     }
@@ -148,6 +150,34 @@ impl Host {
             .entry(server.to_string())
             .or_default()
             .clone()
+    }
+
+    /// Something a call waiting on a browser step can await (URL elicitation completion).
+    pub fn completion(&self, server: &str, id: &str) -> Arc<tokio::sync::Notify> {
+        self.completions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(format!("{server}\0{id}"))
+            .or_default()
+            .clone()
+    }
+
+    pub fn forget_completion(&self, server: &str, id: &str) {
+        self.completions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&format!("{server}\0{id}"));
+    }
+
+    /// Signals a completion; false for ids nobody waits on (which the spec says to ignore).
+    pub fn complete(&self, server: &str, id: &str) -> bool {
+        let waiter = self
+            .completions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&format!("{server}\0{id}"))
+            .cloned();
+        waiter.map(|n| n.notify_one()).is_some()
     }
 
     pub fn register_progress(&self, token: String, sink: ProgressFn) {
