@@ -1,5 +1,6 @@
-// Bundles the extension (dist/extension.js) and, with --unit, the unit tests (out/unit/*.test.js).
-//   node esbuild.mjs [--production] [--watch] [--unit]
+// Bundles the extension (dist/extension.js); with --unit, the unit tests (out/unit/*.test.js);
+// with --lm-provider, the test-only language-model extension (test/lm-provider/dist/extension.js).
+//   node esbuild.mjs [--production] [--watch] [--unit] [--lm-provider]
 import * as esbuild from 'esbuild';
 import { readdirSync } from 'node:fs';
 
@@ -19,6 +20,17 @@ if (args.has('--unit')) {
     format: 'cjs',
     target: 'node20',
     sourcemap: 'inline',
+    logLevel: 'warning',
+  });
+} else if (args.has('--lm-provider')) {
+  await esbuild.build({
+    entryPoints: ['test/lm-provider/src/extension.ts'],
+    outfile: 'test/lm-provider/dist/extension.js',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
     logLevel: 'warning',
   });
 } else {

@@ -48,8 +48,19 @@ export class Sidecar implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private stopping = false;
   private crashes: number[] = [];
+  private inFlight = 0;
+  private declaredLanguageModel = false;
+  private modelWatch: vscode.Disposable;
+  private modelTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private parts: SidecarParts) {}
+  constructor(private parts: SidecarParts) {
+    // `languageModel` is declared in `initialize` only; when models come or go later (a provider
+    // extension activating), restart the idle sidecar so the declaration is right.
+    this.modelWatch = vscode.lm.onDidChangeChatModels(() => {
+      clearTimeout(this.modelTimer);
+      this.modelTimer = setTimeout(() => void this.recheckModels(), 1000);
+    });
+  }
 
   get sidecarState(): SidecarState {
     return this.state;
@@ -101,11 +112,25 @@ export class Sidecar implements vscode.Disposable {
     }
     const workDoneToken = onProgress ? `mcp-sidecar-vscode-${Date.now()}-${Math.random().toString(36).slice(2)}` : undefined;
     const progress = workDoneToken && onProgress ? client.onProgress(WorkDoneProgress.type, workDoneToken, onProgress) : undefined;
+    this.inFlight += 1;
     try {
       return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg], workDoneToken }, token)) as T;
     } finally {
+      this.inFlight -= 1;
       progress?.dispose();
     }
+  }
+
+  private async recheckModels(): Promise<void> {
+    if (this.state !== 'running' || this.starting) return;
+    const available = await withTimeout(hasLanguageModel(), 3000, this.declaredLanguageModel);
+    if (available === this.declaredLanguageModel) return;
+    if (this.inFlight > 0 || this.parts.prompts.queue.size > 0) {
+      note(`language models ${available ? 'appeared' : 'went away'}; the sidecar is busy, so this applies at its next start`);
+      return;
+    }
+    note(`language models ${available ? 'appeared' : 'went away'}; restarting the sidecar to declare languageModel: ${available}`);
+    await this.restart();
   }
 
   /** Sends the current settings to the running sidecar. */
@@ -125,6 +150,8 @@ export class Sidecar implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.modelTimer);
+    this.modelWatch.dispose();
     void this.stop();
   }
 
@@ -150,6 +177,7 @@ export class Sidecar implements vscode.Disposable {
       return;
     }
     const languageModel = await withTimeout(hasLanguageModel(), 3000, false);
+    this.declaredLanguageModel = languageModel;
     const server: ServerOptions = {
       command: found.path,
       // No `transport`: TransportKind.stdio would append `--stdio`, which mcp-sidecar rejects.

@@ -77,7 +77,6 @@ want="$(sha256sum "$lock" | cut -d' ' -f1) node-$NODE_VERSION"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   log "npm ci in editors/vscode"
   (cd "$EXT" && npm ci --loglevel=error >&2)
-  (cd "$EXT/test/lm-provider" && [ ! -f package-lock.json ] || npm ci --loglevel=error >&2)
   echo "$want" >"$stamp"
 fi
 

@@ -84,6 +84,7 @@ check typecheck npx --no-install tsc --noEmit -p .
 check eslint npx --no-install eslint --max-warnings 0 .
 counted unit npm run -s test:unit
 check package npm run -s package
+check package-test-lm npm run -s package:test-lm
 if [ -f dist/mcp-sidecar.vsix ] && [ -x "$MCP_SIDECAR_BIN" ]; then
   counted e2e node test/e2e/run.mjs
 else

@@ -42,6 +42,24 @@ export function blockMarkdown(block: ContentBlock): string {
   }
 }
 
+/** JSON with sorted keys, to compare values regardless of key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}
+
+/** True when some text block already is the structured content, as JSON. */
+function textRepeatsStructured(content: ContentBlock[], structured: unknown): boolean {
+  const target = canonical(structured);
+  return content.some((b) => {
+    if (b.type !== 'text' || !looksLikeJson(b.text ?? '')) return false;
+    return canonical(JSON.parse(b.text ?? '')) === target;
+  });
+}
+
 export function resultMarkdown(server: string, tool: string, args: Record<string, unknown> | undefined, result: CallToolResult): string {
   const lines = [`# ${server}: ${tool}`, ''];
   if (args && Object.keys(args).length > 0) lines.push(`Arguments: \`${JSON.stringify(args)}\``, '');
@@ -50,7 +68,7 @@ export function resultMarkdown(server: string, tool: string, args: Record<string
   lines.push('## Result', '');
   if (content.length === 0) lines.push('_(no content)_', '');
   for (const block of content) lines.push(blockMarkdown(block), '');
-  if (result.structuredContent !== undefined) {
+  if (result.structuredContent !== undefined && !textRepeatsStructured(content, result.structuredContent)) {
     lines.push('## Structured content', '', fence(JSON.stringify(result.structuredContent, null, 2), 'json'), '');
   }
   return lines.join('\n');

@@ -3,9 +3,10 @@
 // `run(ctx)`; they run in file-name order against one workbench. Adding a scenario = adding a file.
 //
 //   node test/e2e/run.mjs            (env: CODE_SERVER, MCP_SIDECAR_BIN, VSIX, E2E_ONLY=substring, E2E_ARTIFACTS)
-// Prints one line per scenario and "e2e: N passed, N failed"; exits non-zero on a failure.
+// Prints one line per scenario and "e2e: N passed, N failed[, N skipped]"; exits non-zero on a
+// failure. A scenario may throw lib/skip.mjs's Skip when the sidecar lacks what it needs.
 
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openBrowser } from './lib/browser.mjs';
@@ -21,6 +22,8 @@ const artifacts = process.env.E2E_ARTIFACTS || join(cache, 'artifacts');
 const codeServer = process.env.CODE_SERVER;
 const sidecar = process.env.MCP_SIDECAR_BIN || join(repo, 'target', 'debug', 'mcp-sidecar');
 const vsix = process.env.VSIX || join(extDir, 'dist', 'mcp-sidecar.vsix');
+// The test-only language model (test/lm-provider), for mcp-sidecar/languageModel.
+const testLmVsix = process.env.TEST_LM_VSIX || join(extDir, 'test', 'lm-provider', 'dist', 'mcp-sidecar-test-lm.vsix');
 const only = process.env.E2E_ONLY || '';
 const SCENARIO_TIMEOUT_MS = Number(process.env.E2E_SCENARIO_TIMEOUT_MS || 90000);
 
@@ -54,6 +57,8 @@ const profile = prepareProfile(join(runDir, 'profile'), {
   machineSettings: workspace.machineSettings,
 });
 installExtension(codeServer, profile, vsix);
+if (existsSync(testLmVsix)) installExtension(codeServer, profile, testLmVsix);
+else log(`no test language model (${testLmVsix}): language-model scenarios will fail`);
 log(`profile ready, VSIX installed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
 const port = await freePort();
@@ -79,7 +84,12 @@ try {
     profile,
     artifacts,
     sidecar,
-    screenshot: (name) => page.screenshot({ path: join(artifacts, `${name}.png`) }),
+    // A short pause first: quick inputs and toasts fade in.
+    screenshot: async (name) => {
+      await page.waitForTimeout(250);
+      await page.screenshot({ path: join(artifacts, `${name}.png`) });
+    },
+    outputLog: () => readOutputLog(profile.userData),
     log,
   };
   for (const s of scenarios) {
@@ -96,6 +106,11 @@ try {
       results.push({ name: s.name, ok: true, ms: Date.now() - t0 });
       log(`ok   ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     } catch (error) {
+      if (error?.skip) {
+        results.push({ name: s.name, ok: true, skipped: true, ms: Date.now() - t0, reason: error.message });
+        log(`skip ${s.name}: ${error.message}`);
+        continue;
+      }
       results.push({ name: s.name, ok: false, ms: Date.now() - t0, error: String(error?.stack ?? error) });
       log(`FAIL ${s.name}: ${error?.message ?? error}`);
       const shot = `failure-${s.file.replace(/\.mjs$/, '')}`;
@@ -112,27 +127,37 @@ try {
   copyOutputLog(profile.userData);
 }
 
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
+const skipped = results.filter((r) => r.skipped).length;
+const passed = results.filter((r) => r.ok && !r.skipped).length;
+const failed = results.filter((r) => !r.ok).length;
 writeFileSync(join(artifacts, 'e2e-results.json'), JSON.stringify({ seconds: (Date.now() - started) / 1000, results }, null, 2));
 log(`artifacts in ${artifacts} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
-process.stdout.write(`e2e: ${passed} passed, ${failed} failed\n`);
+process.stdout.write(`e2e: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);
 
-/** Keeps the extension's output channel (the sidecar's log) next to the screenshots. */
-function copyOutputLog(userData) {
+/** The files of the extension's output channel ("MCP Sidecar": the sidecar's log and ours). */
+function outputLogFiles(userData) {
+  const found = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('MCP Sidecar.log')) found.push(p);
+    }
+  };
   try {
-    const found = [];
-    const walk = (dir) => {
-      for (const e of readdirSync(dir, { withFileTypes: true })) {
-        const p = join(dir, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (e.name.endsWith('MCP Sidecar.log')) found.push(p);
-      }
-    };
     walk(join(userData, 'logs'));
-    found.sort().forEach((p, i) => copyFileSync(p, join(artifacts, `mcp-sidecar-output-${i + 1}.log`)));
   } catch {
     // no logs yet
   }
+  return found.sort();
+}
+
+function readOutputLog(userData) {
+  return outputLogFiles(userData).map((p) => readFileSync(p, 'utf8')).join('\n');
+}
+
+/** Keeps the output channel next to the screenshots. */
+function copyOutputLog(userData) {
+  outputLogFiles(userData).forEach((p, i) => copyFileSync(p, join(artifacts, `mcp-sidecar-output-${i + 1}.log`)));
 }

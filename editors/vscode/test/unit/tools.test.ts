@@ -41,6 +41,12 @@ test('a tool result as Markdown: text, JSON text fenced, structured content', ()
   assert.match(md, /_\[image image\/png, 3 bytes\]_/);
   assert.match(md, /## Structured content\n\n```json\n\{\n {2}"sum": 5\n\}\n```/);
   assert.match(resultMarkdown('s', 't', undefined, { isError: true, content: [] }), /reported an error[\s\S]*no content/);
+  // A text block that is the structured content as JSON is not repeated.
+  const roots = resultMarkdown('s', 'list_roots', undefined, {
+    content: [{ type: 'text', text: '{\n  "roots": [],\n  "listChangedCount": 0\n}' }],
+    structuredContent: { listChangedCount: 0, roots: [] },
+  });
+  assert.doesNotMatch(roots, /Structured content/);
 });
 
 test('status bar text counts running servers and flags failures', () => {
