@@ -220,6 +220,25 @@ function T.script_input(answers, opts)
   return calls
 end
 
+--- Replaces vim.ui.input with `answer(opts)` (a string, or nil/false to dismiss). Returns the calls.
+function T.script_input_fn(answer, opts)
+  opts = opts or {}
+  local calls = {}
+  vim.ui.input = function(o, on_confirm)
+    table.insert(calls, { opts = o, in_coroutine = coroutine.running() ~= nil })
+    local function reply()
+      local value = answer(o)
+      on_confirm(value ~= false and value or nil)
+    end
+    if opts.delay then
+      vim.defer_fn(reply, opts.delay)
+    else
+      reply()
+    end
+  end
+  return calls
+end
+
 --- Types keys as if the person did (they wait in typeahead until a prompt reads them).
 function T.feed(keys)
   vim.api.nvim_feedkeys(vim.keycode(keys), 't', false)

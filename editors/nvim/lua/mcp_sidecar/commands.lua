@@ -270,7 +270,10 @@ end
 local function show_result(server, tool, arguments, result)
   result_count = result_count + 1
   local name = ('mcp://result/%s/%s/%d'):format(server, tool, result_count)
-  return scratch.show(name, format.tool_result(server, tool, arguments, result), { filetype = 'markdown' })
+  return scratch.show(name, format.tool_result(server, tool, arguments, result), {
+    filetype = 'markdown',
+    reuse = '^mcp://result/',
+  })
 end
 
 function M.call(server, tool_name, json_text)
@@ -390,14 +393,8 @@ end
 -- :Mcp log -------------------------------------------------------------------------------------
 
 function M.log()
-  local path = config.log_file()
-  if not path then
-    notify(
-      'log_file is false: the sidecar logs to stderr, which Neovim keeps in :LspLog',
-      vim.log.levels.WARN
-    )
-    return
-  end
+  -- With log_file = false the sidecar's stderr is in Neovim's own LSP log.
+  local path = config.log_file() or vim.lsp.get_log_path()
   if not vim.uv.fs_stat(path) then
     notify('no log yet at ' .. path .. ' (the sidecar has not started)', vim.log.levels.WARN)
     return

@@ -36,6 +36,28 @@ function M.json(value)
   return lines
 end
 
+--- Compact JSON with sorted keys (stable across runs), for one-line display.
+function M.inline_json(value)
+  if type(value) ~= 'table' or next(value) == nil then
+    return vim.json.encode(value)
+  end
+  local parts = {}
+  if vim.islist(value) then
+    for _, v in ipairs(value) do
+      table.insert(parts, M.inline_json(v))
+    end
+    return '[' .. table.concat(parts, ',') .. ']'
+  end
+  local keys = vim.tbl_keys(value)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  for _, k in ipairs(keys) do
+    table.insert(parts, vim.json.encode(tostring(k)) .. ':' .. M.inline_json(value[k]))
+  end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+
 local function add_text(lines, text)
   for _, line in ipairs(vim.split(tostring(text), '\n', { plain = true })) do
     table.insert(lines, line)
@@ -65,7 +87,7 @@ end
 function M.tool_result(server, tool, arguments, result)
   local lines = { ('# %s › %s'):format(server, tool), '' }
   if arguments ~= nil then
-    table.insert(lines, 'Arguments: `' .. vim.json.encode(arguments) .. '`')
+    table.insert(lines, 'Arguments: `' .. M.inline_json(arguments) .. '`')
     table.insert(lines, '')
   end
   if type(result) ~= 'table' then

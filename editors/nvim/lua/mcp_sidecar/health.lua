@@ -35,7 +35,10 @@ local function check_config()
   else
     health.info('no servers in the editor settings (the sidecar also reads ~/.config/mcp-sidecar/mcp.json)')
   end
-  health.info('log file: ' .. (config.log_file() or 'none (stderr goes to :LspLog)'))
+  health.info(
+    'log file: '
+      .. (config.log_file() or 'none (stderr goes to the LSP log, ' .. vim.lsp.get_log_path() .. ')')
+  )
   if vim.lsp.is_enabled(lsp_config.name) then
     health.ok('vim.lsp.enable("mcp_sidecar") is on: the sidecar starts with the first file buffer')
   else

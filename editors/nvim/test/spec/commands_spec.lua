@@ -38,6 +38,43 @@ T.test(':Mcp tools lists every tool with its arguments', function()
   T.contains(lines, 'arguments: a (number, required), b (number, required)')
 end)
 
+T.test('<CR> on a tool in :Mcp tools calls it', function()
+  vim.cmd('Mcp tools demo')
+  local buf = T.wait_buf('^mcp://tools$')
+  T.wait(function()
+    return vim.api.nvim_get_current_buf() == buf
+  end, 'the tools buffer to get focus')
+  local row = vim.fn.search('^- echo', 'n')
+  T.ok(row > 0, 'the echo line')
+  vim.api.nvim_win_set_cursor(0, { row + 1, 0 }) -- its description line works too
+  T.script_input({ '{"text": "from the list"}' })
+  vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'mx', false)
+  T.contains(T.lines(T.wait_buf('^mcp://result/demo/echo/%d+$')), 'from the list')
+end)
+
+T.test('r on a server in :Mcp servers restarts it', function()
+  vim.cmd('Mcp servers')
+  local buf = T.wait_buf('^mcp://servers$')
+  T.wait(function()
+    return vim.api.nvim_get_current_buf() == buf
+  end, 'the servers buffer to get focus')
+  vim.api.nvim_win_set_cursor(0, { vim.fn.search('^demo ', 'n'), 0 })
+  local restarted = false
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'McpSidecarStatus',
+    callback = function(args)
+      restarted = restarted or args.data.state == 'starting'
+      return restarted
+    end,
+  })
+  vim.api.nvim_feedkeys('r', 'mx', false)
+  T.wait_notification('restarting demo')
+  T.wait(function()
+    return restarted
+  end, 'the demo server to restart')
+  T.wait_running('demo')
+end)
+
 T.test(':Mcp call demo add asks for the arguments and shows the sum', function()
   local calls = T.script_input({ '{"a": 2, "b": 40}' })
   vim.cmd('Mcp call demo add')
@@ -91,6 +128,19 @@ T.test(':Mcp call demo add {json} takes the arguments from the command line', fu
   vim.cmd('Mcp call demo add {"a": 5, "b": 6}')
   local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
   T.contains(T.lines(buf), '5 + 6 = 11')
+end)
+
+T.test('results replace each other in one window and stay listed', function()
+  vim.cmd('Mcp call demo add {"a": 1, "b": 1}')
+  local first = T.wait_buf('^mcp://result/demo/add/%d+$')
+  local windows = #vim.api.nvim_list_wins()
+  vim.cmd('wincmd p') -- back to the file, as a person would
+  vim.cmd('Mcp call demo echo {"text": "second"}')
+  local second = T.wait_buf('^mcp://result/demo/echo/%d+$')
+  T.eq(windows, #vim.api.nvim_list_wins(), 'no new split')
+  T.eq(second, vim.api.nvim_get_current_buf())
+  T.ok(vim.api.nvim_buf_is_valid(first) and vim.bo[first].buflisted, 'the first result is still in :ls')
+  T.contains(T.lines(first), '1 + 1 = 2')
 end)
 
 T.test(':Mcp call of a tool without arguments does not ask; Escape cancels', function()

@@ -27,9 +27,13 @@ local function dismissed(params, prompt)
     if prompt.settled then
       return
     end
+    local what = text.title(params)
+    if type(params.prompt) == 'string' and params.prompt ~= '' then
+      what = what .. ' › ' .. params.prompt
+    end
     track.call(prompt, function()
       vim.ui.select(choices, {
-        prompt = text.title(params) .. ' › no value given',
+        prompt = what .. ' — no value given',
         kind = 'mcp_sidecar',
         format_item = function(choice)
           return choice.label

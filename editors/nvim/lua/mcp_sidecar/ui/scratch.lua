@@ -12,7 +12,10 @@ local function find(name)
 end
 
 --- Shows `lines` in the buffer called `name` (created when needed) and focuses it.
----@param opts? { filetype?: string, keys?: table<string, { fn: function, desc: string }> }
+--- `opts.reuse`: a Lua pattern; a window of the current tab showing a buffer whose name matches
+--- it is reused instead of opening a split (results replace each other there), and the buffer
+--- is kept when hidden (:ls lists it).
+---@param opts? { filetype?: string, reuse?: string, keys?: table<string, { fn: function, desc: string }> }
 ---@return integer buf
 function M.show(name, lines, opts)
   opts = opts or {}
@@ -20,7 +23,7 @@ function M.show(name, lines, opts)
   if not buf then
     buf = vim.api.nvim_create_buf(true, true)
     vim.api.nvim_buf_set_name(buf, name)
-    vim.bo[buf].bufhidden = 'wipe'
+    vim.bo[buf].bufhidden = opts.reuse and 'hide' or 'wipe'
     vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = buf, nowait = true, desc = 'Close' })
   end
   vim.bo[buf].modifiable = true
@@ -34,6 +37,15 @@ function M.show(name, lines, opts)
     vim.keymap.set('n', lhs, key.fn, { buffer = buf, nowait = true, desc = key.desc })
   end
   local win = vim.fn.bufwinid(buf)
+  if win == -1 and opts.reuse then
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):match(opts.reuse) then
+        win = w
+        vim.api.nvim_win_set_buf(win, buf)
+        break
+      end
+    end
+  end
   if win == -1 then
     vim.cmd(config.get().ui.split)
     win = vim.api.nvim_get_current_win()
