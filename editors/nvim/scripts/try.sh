@@ -46,7 +46,7 @@ vim.api.nvim_create_autocmd('VimEnter', {
   callback = function()
     vim.api.nvim_echo({
       { 'mcp-sidecar: ', 'Title' },
-      { ':Mcp call demo add', 'Special' }, { ' (then {"a": 2, "b": 40}) · ' },
+      { ':Mcp call demo add', 'Special' }, { ' · ' },
       { ':Mcp call demo book_trip', 'Special' }, { ' · ' },
       { ':Mcp servers', 'Special' }, { ' · ' },
       { ':Mcp tools', 'Special' }, { ' · ' },

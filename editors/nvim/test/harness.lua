@@ -28,10 +28,29 @@ if not ok then
   vim.cmd('cquit 1')
 end
 
+-- A case stuck in a blocking prompt (input(), inputlist()) would hang the file: after
+-- CASE_TIMEOUT seconds CTRL-C is typed (timers still run while those prompts wait), which
+-- abandons the prompt so the case fails on its own waits instead.
+local case_timeout = tonumber(os.getenv('CASE_TIMEOUT') or '') or 30
+
 local failed = 0
 for _, case in ipairs(T.cases) do
   local started = vim.uv.hrtime()
+  local watchdog = vim.uv.new_timer()
+  local stuck = false
+  watchdog:start(case_timeout * 1000, 1000, function()
+    stuck = true
+    vim.schedule(function()
+      vim.api.nvim_feedkeys(vim.keycode('<C-c>'), 'n', false)
+    end)
+  end)
   local case_ok, case_err = xpcall(case.fn, debug.traceback)
+  watchdog:stop()
+  watchdog:close()
+  if stuck then
+    case_ok = false
+    case_err = ('stuck for %ds (a prompt waited for keys?): %s'):format(case_timeout, tostring(case_err))
+  end
   local ms = (vim.uv.hrtime() - started) / 1e6
   local cleanup_ok, cleanup_err = pcall(T.after_each)
   if case_ok and not cleanup_ok then

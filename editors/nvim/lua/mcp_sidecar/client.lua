@@ -78,6 +78,31 @@ end
 
 local progress_count = 0
 
+M.CANCELLED = -32800
+
+--- Neovim drops responses with the error code RequestCancelled (-32800) without calling the
+--- handler: it takes them for acknowledgements of its own $/cancelRequest. The sidecar also
+--- answers -32800 when the person dismissed a question it asked during the command, so the
+--- request's completion is watched (LspRequest) and reported as cancelled when no answer follows.
+local function on_swallowed(client, request_id, done)
+  vim.api.nvim_create_autocmd('LspRequest', {
+    callback = function(args)
+      local data = args.data or {}
+      local request = data.request or {}
+      if data.client_id ~= client.id or data.request_id ~= request_id then
+        return false
+      end
+      if request.type == 'complete' or request.type == 'cancel' then
+        vim.schedule(function()
+          done(nil, { code = M.CANCELLED, message = 'cancelled', data = { kind = 'cancelled' } })
+        end)
+        return true
+      end
+      return false
+    end,
+  })
+end
+
 --- Runs a `workspace/executeCommand` and returns (result, err). Inside async.run() only.
 ---@param opts? { progress?: boolean, on_request?: fun(request_id: integer) }
 function M.exec(client, command, argument, opts)
@@ -93,10 +118,18 @@ function M.exec(client, command, argument, opts)
     end, vim.api.nvim_get_current_buf())
     if not ok then
       done(nil, { message = 'the sidecar has stopped' })
-    elseif opts.on_request then
+      return
+    end
+    on_swallowed(client, request_id, done)
+    if opts.on_request then
       opts.on_request(request_id)
     end
   end)
+end
+
+--- True for the error of a command the person (or the editor) cancelled.
+function M.is_cancelled(err)
+  return type(err) == 'table' and (err.code == M.CANCELLED or vim.tbl_get(err, 'data', 'kind') == 'cancelled')
 end
 
 --- An LSP error as one sentence, with its `data.kind` when there is one.

@@ -343,7 +343,10 @@ function M.call(server, tool_name, json_text)
     vim.api.nvim_echo({ { ('mcp-sidecar: calling %s › %s…'):format(server, tool.name) } }, false, {})
     local argument = { server = server, tool = tool.name, arguments = arguments }
     local result, call_err = client_mod.exec(client, M.CMD.call_tool, argument, { progress = true })
-    if call_err then
+    if client_mod.is_cancelled(call_err) then
+      notify(('%s › %s: call cancelled'):format(server, tool.name))
+      return
+    elseif call_err then
       notify(
         ('%s › %s failed: %s'):format(server, tool.name, client_mod.error_message(call_err)),
         vim.log.levels.ERROR
@@ -359,10 +362,10 @@ end
 function M.restart(server)
   with_client(function(client)
     local result, err = client_mod.exec(client, M.CMD.restart_server, server and { server = server } or nil)
-    if err then
-      notify('restart failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
-    elseif is_null(result) then
+    if client_mod.is_cancelled(err) or (not err and is_null(result)) then
       notify('restart cancelled')
+    elseif err then
+      notify('restart failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
     else
       notify(('restarting %s'):format(tostring(result.server)))
     end

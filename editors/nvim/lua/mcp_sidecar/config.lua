@@ -19,9 +19,10 @@ M.defaults = {
   workspace_folders = {},
   -- Start the sidecar for file buffers (through vim.lsp.enable) as soon as the plugin loads.
   autostart = true,
-  -- `:Mcp call` without arguments: 'prompt' asks for a JSON object; 'sidecar' sends the call
-  -- without arguments and lets the sidecar ask for what is missing.
-  tool_arguments = 'prompt',
+  -- `:Mcp call` without arguments: 'sidecar' sends the call without arguments and the sidecar
+  -- asks for them from the tool's schema (one prompt per argument, or a JSON draft); 'prompt'
+  -- asks here for the whole JSON object in one vim.ui.input.
+  tool_arguments = 'sidecar',
   ui = {
     -- Ex command that opens a split for drafts and result buffers.
     split = 'botright split',

@@ -1,6 +1,25 @@
 -- :Mcp servers / tools / call / trust / log and completion, against the real sidecar and demo.
 local T = require('helpers')
 
+--- Answers the sidecar's argument steps by field name, and Submit in its review.
+local function argument_steps(values, review)
+  local calls = T.script_input_fn(function(opts)
+    for name, value in pairs(values) do
+      if opts.prompt:find('› ' .. name .. ' ', 1, true) then
+        return value
+      end
+    end
+    error('unexpected input: ' .. opts.prompt)
+  end)
+  local selects = T.script_select(function(lines, _, opts)
+    if opts.prompt:find('Review your answers', 1, true) then
+      return T.pick(review or 'Submit')(lines)
+    end
+    return T.pick(values['@select'])(lines)
+  end)
+  return calls, selects
+end
+
 T.test(':Mcp servers shows each server with its state', function()
   T.start_sidecar()
   vim.cmd('Mcp servers')
@@ -47,7 +66,7 @@ T.test('<CR> on a tool in :Mcp tools calls it', function()
   local row = vim.fn.search('^- echo', 'n')
   T.ok(row > 0, 'the echo line')
   vim.api.nvim_win_set_cursor(0, { row + 1, 0 }) -- its description line works too
-  T.script_input({ '{"text": "from the list"}' })
+  argument_steps({ text = 'from the list' })
   vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'mx', false)
   T.contains(T.lines(T.wait_buf('^mcp://result/demo/echo/%d+$')), 'from the list')
 end)
@@ -75,8 +94,8 @@ T.test('r on a server in :Mcp servers restarts it', function()
   T.wait_running('demo')
 end)
 
-T.test(':Mcp call demo add asks for the arguments and shows the sum', function()
-  local calls = T.script_input({ '{"a": 2, "b": 40}' })
+T.test(':Mcp call demo add: the sidecar asks each argument, the result buffer shows the sum', function()
+  local calls = argument_steps({ a = '2', b = '40' })
   vim.cmd('Mcp call demo add')
   local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
   local lines = T.lines(buf)
@@ -84,14 +103,60 @@ T.test(':Mcp call demo add asks for the arguments and shows the sum', function()
   T.contains(lines, '2 + 40 = 42')
   T.contains(lines, '"sum": 42')
   T.eq('markdown', vim.bo[buf].filetype)
+  T.contains(calls[1].opts.prompt, '[step 1/2] demo: arguments for add › a — First addend')
+  T.contains(calls[2].opts.prompt, '[step 2/2] demo: arguments for add › b — Second addend')
+  T.eq(false, calls[1].in_coroutine, 'vim.ui.input is called outside coroutines')
+end)
+
+T.test(':Mcp call: Escape on an argument cancels the call (the sidecar answers -32800)', function()
+  T.script_input({ false })
+  vim.cmd('Mcp call demo add')
+  T.wait_notification('demo › add: call cancelled')
+  T.eq(nil, T.find_buf('^mcp://result/demo/add/'))
+end)
+
+T.test(':Mcp call: Decline in the review refuses the call', function()
+  argument_steps({ a = '1', b = '2' }, 'Decline')
+  vim.cmd('Mcp call demo add')
+  local n = T.wait_notification('demo › add failed')
+  T.contains(n.message, 'declined')
+  T.contains(n.message, '[refused]')
+end)
+
+T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.select)', function()
+  local _, selects = argument_steps({ text = 'hi there', ['@select'] = 'echo' })
+  vim.cmd('Mcp call')
+  local buf = T.wait_buf('^mcp://result/demo/echo/%d+$')
+  T.contains(T.lines(buf), 'hi there')
+  -- One running server: it is taken without asking; then the tool is picked.
+  T.contains(selects[1].opts.prompt, 'Call which tool of demo?')
+  T.contains(selects[1].lines, 'add — Returns a + b. Needs nothing from the client.')
+end)
+
+T.test(':Mcp call answered through the default vim.ui.input and vim.ui.select with typed keys', function()
+  -- a, b (input()), then the review (inputlist(): 1 = Submit).
+  T.feed('20<CR>22<CR>1<CR>')
+  vim.cmd('Mcp call demo add')
+  local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
+  T.contains(T.lines(buf), '20 + 22 = 42')
+end)
+
+T.test("tool_arguments = 'prompt': one JSON object through vim.ui.input", function()
+  require('mcp_sidecar').setup({ tool_arguments = 'prompt' })
+  local calls = T.script_input({ '{"a": 2, "b": 40}' })
+  vim.cmd('Mcp call demo add')
+  local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
+  T.contains(T.lines(buf), '2 + 40 = 42')
+  T.contains(T.lines(buf), 'Arguments: `{"a":2,"b":40}`')
   T.contains(
     calls[1].opts.prompt,
     'demo › add arguments (JSON object; a (number, required), b (number, required))'
   )
-  T.eq(false, calls[1].in_coroutine, 'vim.ui.input is called outside coroutines')
+  require('mcp_sidecar').setup({})
 end)
 
-T.test(':Mcp call re-asks after invalid JSON, keeping what was typed', function()
+T.test("tool_arguments = 'prompt': invalid JSON is asked again with the text kept", function()
+  require('mcp_sidecar').setup({ tool_arguments = 'prompt' })
   local calls = T.script_input({ '{"a": 1, "b": }', '[1, 2]', '{"a": 1, "b": 2}' })
   vim.cmd('Mcp call demo add')
   local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
@@ -100,25 +165,15 @@ T.test(':Mcp call re-asks after invalid JSON, keeping what was typed', function(
   T.contains(calls[2].opts.prompt, '⚠ not valid JSON')
   T.eq('{"a": 1, "b": }', calls[2].opts.default)
   T.contains(calls[3].opts.prompt, 'must be a JSON object')
+  require('mcp_sidecar').setup({})
 end)
 
-T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.select)', function()
-  local selects = T.script_select(T.pick('echo'))
-  T.script_input({ '{"text": "hi there"}' })
-  vim.cmd('Mcp call')
-  local buf = T.wait_buf('^mcp://result/demo/echo/%d+$')
-  T.contains(T.lines(buf), 'hi there')
-  -- One running server: it is taken without asking; then the tool is picked.
-  T.eq(1, #selects)
-  T.contains(selects[1].opts.prompt, 'Call which tool of demo?')
-  T.contains(selects[1].lines, 'add — Returns a + b.')
-end)
-
-T.test(':Mcp call answered through the default vim.ui.input with typed keys', function()
-  T.feed('{"a": 20, "b": 22}<CR>')
+T.test("tool_arguments = 'prompt' typed into the default vim.ui.input", function()
+  require('mcp_sidecar').setup({ tool_arguments = 'prompt' })
+  T.feed('{"a": 30, "b": 12}<CR>')
   vim.cmd('Mcp call demo add')
-  local buf = T.wait_buf('^mcp://result/demo/add/%d+$')
-  T.contains(T.lines(buf), '20 + 22 = 42')
+  T.contains(T.lines(T.wait_buf('^mcp://result/demo/add/%d+$')), '30 + 12 = 42')
+  require('mcp_sidecar').setup({})
 end)
 
 T.test(':Mcp call demo add {json} takes the arguments from the command line', function()
@@ -143,19 +198,13 @@ T.test('results replace each other in one window and stay listed', function()
   T.contains(T.lines(first), '1 + 1 = 2')
 end)
 
-T.test(':Mcp call of a tool without arguments does not ask; Escape cancels', function()
+T.test(':Mcp call of a tool without arguments does not ask', function()
   vim.ui.input = function()
     error('must not ask')
   end
   vim.cmd('Mcp call demo list_roots')
   local buf = T.wait_buf('^mcp://result/demo/list_roots/%d+$')
   T.contains(T.lines(buf), 'listChangedCount')
-  vim.api.nvim_buf_delete(buf, { force = true })
-
-  T.script_input({ false })
-  vim.cmd('Mcp call demo add')
-  T.wait_notification('call cancelled')
-  T.eq(nil, T.find_buf('^mcp://result/demo/add/'))
 end)
 
 T.test(':Mcp call of an unknown tool, and a failing call, say so', function()
