@@ -37,6 +37,19 @@ T.test('a missing binary is a clear error with the fix', function()
   T.contains(lines, 'setup({ cmd = "/path/to/mcp-sidecar" })', 'the fix is shown')
 end)
 
+T.test(':Mcp with a missing binary says what is wrong and how to fix it', function()
+  for _, client in ipairs(vim.lsp.get_clients({ name = 'mcp_sidecar' })) do
+    client:stop(true)
+  end
+  T.wait(function()
+    return #vim.lsp.get_clients({ name = 'mcp_sidecar' }) == 0
+  end, 'the sidecar to stop')
+  vim.cmd('Mcp servers')
+  local n = T.wait_notification('does not exist')
+  T.eq(vim.log.levels.ERROR, n.level)
+  T.contains(n.message, '/nonexistent/bin/mcp-sidecar does not exist; fix `cmd`')
+end)
+
 T.test('not on PATH: says so and how to fix it', function()
   require('mcp_sidecar').setup({ cmd = 'mcp-sidecar-not-installed' })
   local errors = grep(health_lines(), '- ❌ ERROR')
