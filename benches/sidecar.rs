@@ -140,6 +140,49 @@ async fn through_sidecar(home: &std::path::Path, pin: &str, era: &str) -> Stats 
     stats(samples)
 }
 
+/// Time from `callTool` to the first prompt of the demo's booking form reaching the editor
+/// (editor → sidecar → server → `elicitation/create` → sidecar → editor), against the plain
+/// `echo` round trip over the same hops: the difference is what the elicitation relay adds.
+async fn prompt_latency(home: &std::path::Path, pin: &str, era: &str) -> (Stats, Stats) {
+    let sidecar = spawn_sidecar(home);
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(
+            &[],
+            json!({"servers": {"demo": demo_server(era, Some(pin))}, "elicitation": {"rateLimit": "100000/s"}}),
+            support::full_ui(),
+        )
+        .await;
+    sidecar.editor.wait_status(mark, "demo", "running").await;
+    let book = json!({"command": "mcp-sidecar.callTool", "arguments": [{"server": "demo", "tool": "book_trip", "arguments": {}}]});
+    let echo = json!({"server": "demo", "tool": "echo", "arguments": {"text": "x"}});
+    let n = calls().min(500);
+    let (mut prompt, mut plain) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n + 20 {
+        let t = Instant::now();
+        let (_, done) = sidecar
+            .editor
+            .start_request("workspace/executeCommand", book.clone())
+            .await;
+        let first = sidecar.editor.next_prompt().await;
+        let took = t.elapsed();
+        sidecar.editor.respond(&first, Value::Null).await;
+        done.await.unwrap();
+        let t = Instant::now();
+        sidecar
+            .editor
+            .command("mcp-sidecar.callTool", echo.clone())
+            .await;
+        if i >= 20 {
+            prompt.push(took);
+            plain.push(t.elapsed());
+        }
+    }
+    sidecar.editor.shutdown_and_exit().await;
+    (stats(prompt), stats(plain))
+}
+
 /// Time from sending `initialize` to its response, over fresh processes.
 async fn initialize_latency(home: &std::path::Path) -> Stats {
     let mut samples = Vec::new();
@@ -220,6 +263,21 @@ async fn main() {
         report.insert(
             format!("callTool_{label}"),
             json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us}),
+        );
+    }
+    for (label, era) in [("2025-11-25", "legacy"), ("2026-07-28", "modern")] {
+        let (prompt, plain) = prompt_latency(home.path(), label, era).await;
+        println!(
+            "first elicitation prompt, {label}: median {:.1} µs p99 {:.1} µs | echo round trip median {:.1} µs p99 {:.1} µs | relay adds median {:.1} µs",
+            prompt.median_us,
+            prompt.p99_us,
+            plain.median_us,
+            plain.p99_us,
+            prompt.median_us - plain.median_us
+        );
+        report.insert(
+            format!("firstPrompt_{label}"),
+            json!({"prompt": prompt, "echo": plain}),
         );
     }
     let init = initialize_latency(home.path()).await;

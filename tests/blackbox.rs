@@ -22,7 +22,11 @@ fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
         .env("MCP_SIDECAR_LOG", "debug")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if std::env::var_os("SIDECAR_STDERR").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -224,4 +228,43 @@ async fn logs_go_to_the_log_file_with_each_servers_stderr() {
         text.contains("exits") && text.contains("fatal: missing API key"),
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_relays_a_servers_question_to_the_editor() {
+    let home = tempfile::tempdir().unwrap();
+    for era in ["legacy", "modern"] {
+        let sidecar = spawn_sidecar(home.path());
+        let mark = sidecar.editor.mark();
+        sidecar
+            .editor
+            .initialize(
+                &[],
+                json!({"servers": {"demo": demo_server(era, None)}, "elicitation": {"rateLimit": "100000/s"}}),
+                full_ui(),
+            )
+            .await;
+        sidecar.editor.wait_status(mark, "demo", "running").await;
+        let (_, done) = sidecar
+            .editor
+            .start_request(
+                "workspace/executeCommand",
+                json!({"command": "mcp-sidecar.callTool",
+                "arguments": [{"server": "demo", "tool": "book_trip", "arguments": {}}]}),
+            )
+            .await;
+        let prompt = sidecar.editor.next_prompt().await;
+        assert_eq!(prompt["method"], "mcp-sidecar/inputBox", "{era}");
+        sidecar
+            .editor
+            .respond(&prompt, serde_json::Value::Null)
+            .await;
+        let response = tokio::time::timeout(WAIT, done).await.unwrap().unwrap();
+        assert_eq!(
+            structured(&response["result"]),
+            json!({"action": "cancel"}),
+            "{era}"
+        );
+        sidecar.editor.shutdown_and_exit().await;
+    }
 }
