@@ -342,3 +342,87 @@ async fn missing_tool_arguments_are_asked_with_the_same_flow() {
     assert_eq!(declined["error"]["data"]["kind"], "refused", "{declined}");
     editor.shutdown_and_exit().await;
 }
+
+/// -32042, then `notifications/elicitation/complete` from the server: the call is retried without
+/// waiting for "Retry now", whose prompt is closed; an unknown completion id is ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_notification_retries_the_blocked_call() {
+    let editor = start(json!({"legacy": python("bad/odd_forms.py", &["--era", "legacy"])})).await;
+    let call = {
+        let editor = editor.clone();
+        tokio::spawn(async move {
+            editor
+                .command(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "legacy", "tool": "needs_browser", "arguments": {}}),
+                )
+                .await
+        })
+    };
+    editor
+        .answer_prompts(&[(PICK, json!({"selected": [0]}))])
+        .await;
+    let open = editor.next_request("window/showDocument").await;
+    assert_eq!(open["params"]["uri"], "https://example.com/consent");
+    let mark = editor.mark();
+    editor.respond(&open, json!({"success": true})).await;
+    let retry = editor.next_prompt().await;
+    assert_eq!(retry["params"]["items"][0]["label"], "Retry now");
+    // Nobody answers: the server's completion notification retries the call.
+    let result = tokio::time::timeout(WAIT, call).await.unwrap().unwrap();
+    assert_eq!(result["content"][0]["text"], "done after the browser step");
+    let closed = editor
+        .wait_notification(mark, |n| n["method"] == "mcp-sidecar/cancelPrompt")
+        .await;
+    assert_eq!(closed["params"]["id"], retry["params"]["id"]);
+    editor.shutdown_and_exit().await;
+}
+
+/// The server's timeout counts only its own time: a slow person does not time the call out; a
+/// prompt abandoned past the idle limit is closed and answered "cancel".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn human_time_does_not_count_but_abandoned_prompts_end() {
+    let mut demo = demo_server("legacy", None);
+    demo["timeout"] = json!(0.5);
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"demo": demo}, "elicitation": {"idleLimit": "2s"}}),
+            full_ui(),
+        )
+        .await;
+    editor.wait_status(mark, "demo", "running").await;
+    let call = |editor: std::sync::Arc<TestEditor>| {
+        tokio::spawn(async move {
+            editor
+                .command(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "demo", "tool": "book_trip", "arguments": {}}),
+                )
+                .await
+        })
+    };
+    let pending = call(editor.clone());
+    let first = editor.next_prompt().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await; // longer than the server's timeout
+    editor.respond(&first, Value::Null).await;
+    assert_eq!(
+        structured(&pending.await.unwrap()),
+        json!({"action": "cancel"})
+    );
+    // Now nobody answers at all: the idle limit closes the prompt.
+    let pending = call(editor.clone());
+    let mark = editor.mark();
+    let first = editor.next_prompt().await;
+    let closed = editor
+        .wait_notification(mark, |n| n["method"] == "mcp-sidecar/cancelPrompt")
+        .await;
+    assert_eq!(closed["params"]["id"], first["params"]["id"]);
+    assert_eq!(
+        structured(&pending.await.unwrap()),
+        json!({"action": "cancel"})
+    );
+    editor.shutdown_and_exit().await;
+}

@@ -576,3 +576,69 @@ fn submit_validation_uses_the_original_schema_with_formats() {
     assert!(validate(&schema, json!({"e": "nope"}).as_object().unwrap()).is_err());
     assert!(validate(&schema, json!({}).as_object().unwrap()).is_err());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn field_schema() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (proptest::option::of(0u64..5), proptest::option::of(0u64..8)).prop_map(|(min, max)| {
+                let mut s = json!({"type": "string"});
+                if let Some(m) = min { s["minLength"] = json!(m); }
+                if let Some(m) = max { s["maxLength"] = json!(m); }
+                s
+            }),
+            (any::<bool>(), proptest::option::of(-50i32..50), proptest::option::of(-50i32..50)).prop_map(|(int, min, max)| {
+                let mut s = json!({"type": if int { "integer" } else { "number" }});
+                if let Some(m) = min { s["minimum"] = json!(m); }
+                if let Some(m) = max { s["maximum"] = json!(m); }
+                s
+            }),
+            Just(json!({"type": "boolean"})),
+            Just(json!({"type": "string", "enum": ["a", "b", "c"]})),
+            Just(json!({"type": "string", "oneOf": [{"const": "x", "title": "X"}, {"const": "y", "title": "Y"}]})),
+            (proptest::option::of(0u64..3), proptest::option::of(0u64..4)).prop_map(|(min, max)| {
+                let mut s = json!({"type": "array", "items": {"type": "string", "enum": ["p", "q", "r"]}});
+                if let Some(m) = min { s["minItems"] = json!(m); }
+                if let Some(m) = max { s["maxItems"] = json!(m); }
+                s
+            }),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[a-c]{0,9}".prop_map(Value::String),
+            (-80i64..80).prop_map(|n| json!(n)),
+            (-80.0f64..80.0).prop_map(|f| json!(f)),
+            any::<bool>().prop_map(Value::Bool),
+            prop::collection::vec(
+                prop_oneof![Just("p"), Just("q"), Just("r"), Just("z")],
+                0..5
+            )
+            .prop_map(|v| json!(v)),
+        ]
+    }
+
+    proptest! {
+        /// The step flow's per-field check agrees with JSON Schema validation of the same
+        /// schema, for every kind of the subset: what a person can submit is what validates.
+        #[test]
+        fn field_checks_agree_with_json_schema(field in field_schema(), v in value()) {
+            let schema = json!({"type": "object", "properties": {"f": field}});
+            let form = Form::parse(&schema).unwrap();
+            let ours = input::check_value(&form.fields[0], &v).is_ok();
+            let content = json!({"f": v}).as_object().unwrap().clone();
+            let theirs = validate(&schema, &content).is_ok();
+            prop_assert_eq!(ours, theirs, "schema {} value {}", schema, content["f"]);
+        }
+
+        /// Any JSON at all as a schema: parsed, or refused with a message; never a panic.
+        #[test]
+        fn arbitrary_schemas_never_panic(props in prop::collection::btree_map("[a-z]{1,4}", value(), 0..4)) {
+            let schema = json!({"type": "object", "properties": props});
+            let _ = Form::parse(&schema);
+        }
+    }
+}
