@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { NotifyFirst } from './prompts/attention';
-import { sidecarSettings, type SidecarSettings } from './settings';
+import { explicitValue, sidecarSettings, type SidecarSettings } from './settings';
 
 export const SECTION = 'mcpSidecar';
 
@@ -12,12 +12,14 @@ function cfg(): vscode.WorkspaceConfiguration {
 
 export function readSidecarSettings(): SidecarSettings {
   const c = cfg();
+  const set = (key: string) => explicitValue(c.inspect<string>(key));
   return sidecarSettings({
     servers: c.inspect<Record<string, unknown>>('servers'),
-    samplingProvider: c.get<string>('sampling.provider', 'manual'),
-    samplingPolicy: c.get<string>('sampling.policy', 'ask'),
-    elicitationPolicy: c.get<string>('elicitation.policy', 'ask'),
-    formBufferThreshold: c.get<number>('elicitation.formBufferThreshold', 8),
+    samplingProvider: set('sampling.provider'),
+    samplingPolicy: set('sampling.policy'),
+    elicitationPolicy: set('elicitation.policy'),
+    elicitationRateLimit: set('elicitation.rateLimit'),
+    elicitationIdleLimit: set('elicitation.idleLimit'),
   });
 }
 

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { needsRestart, notifyFirstSetting, SECTION } from './config';
 import * as contract from './contract';
 import { DraftService } from './drafts/drafts';
+import { registerE2eHooks } from './e2eHooks';
 import { logChannel } from './log';
 import { AttentionTracker } from './prompts/attentionTracker';
 import { PromptService } from './prompts/promptService';
@@ -61,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (needsRestart(e)) void client.restart();
       else client.sendSettings();
     }),
+    ...registerE2eHooks(prompts, drafts),
   );
   void client.start();
 }

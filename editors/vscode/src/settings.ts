@@ -1,6 +1,7 @@
 // The sidecar's settings object (initializationOptions and didChangeConfiguration) from VS Code's
 // settings. Servers keep their scope: {"serverScopes": {"name": "user" | "workspace"}} rides
-// beside {"servers": {...}} (workspace-scoped servers will need trust). Pure.
+// beside {"servers": {...}} (workspace-scoped servers will need trust). Only settings the person
+// set are sent, so the sidecar's defaults and the person's own mcp.json still apply. Pure.
 
 export type ServerScope = 'user' | 'workspace';
 
@@ -10,23 +11,31 @@ export interface Inspected<T> {
   workspaceFolderValue?: T;
 }
 
+/** Values the person set explicitly (undefined: not set anywhere). */
 export interface ExtensionSettings {
   servers: Inspected<Record<string, unknown>> | undefined;
-  samplingProvider: string;
-  samplingPolicy: string;
-  elicitationPolicy: string;
-  formBufferThreshold: number;
+  samplingProvider?: string;
+  /** Default per-server policies, for servers whose definition sets none. */
+  samplingPolicy?: string;
+  elicitationPolicy?: string;
+  elicitationRateLimit?: string;
+  elicitationIdleLimit?: string;
 }
 
 export interface SidecarSettings {
   servers: Record<string, unknown>;
   serverScopes: Record<string, ServerScope>;
-  sampling: { provider: string; policy: string };
-  elicitation: { policy: string; formBufferThreshold: number };
+  sampling?: { provider?: string };
+  elicitation?: { rateLimit?: string; idleLimit?: string };
 }
 
-function objectOrEmpty(v: unknown): Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The value from the most specific scope that has one. */
+export function explicitValue<T>(inspected: Inspected<T> | undefined): T | undefined {
+  return inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
 }
 
 /**
@@ -45,7 +54,8 @@ export function serversWithScopes(inspected: Inspected<Record<string, unknown>> 
     [inspected?.workspaceFolderValue, 'workspace'],
   ];
   for (const [value, scope] of layers) {
-    for (const [name, definition] of Object.entries(objectOrEmpty(value))) {
+    if (!isObject(value)) continue;
+    for (const [name, definition] of Object.entries(value)) {
       servers[name] = definition;
       serverScopes[name] = scope;
     }
@@ -53,12 +63,30 @@ export function serversWithScopes(inspected: Inspected<Record<string, unknown>> 
   return { servers, serverScopes };
 }
 
+/** `{..., [feature]: {policy}}` on a definition that sets no policy of its own. */
+function withDefaultPolicy(definition: unknown, feature: 'elicitation' | 'sampling', policy: string | undefined): unknown {
+  if (!policy || !isObject(definition)) return definition;
+  const current = definition[feature];
+  if (isObject(current) && current.policy !== undefined) return definition;
+  return { ...definition, [feature]: { ...(isObject(current) ? current : {}), policy } };
+}
+
+function compact<T extends Record<string, unknown>>(o: T): T | undefined {
+  const entries = Object.entries(o).filter(([, v]) => v !== undefined);
+  return entries.length ? (Object.fromEntries(entries) as T) : undefined;
+}
+
 export function sidecarSettings(s: ExtensionSettings): SidecarSettings {
-  return {
-    ...serversWithScopes(s.servers),
-    sampling: { provider: s.samplingProvider, policy: s.samplingPolicy },
-    elicitation: { policy: s.elicitationPolicy, formBufferThreshold: s.formBufferThreshold },
-  };
+  const { servers, serverScopes } = serversWithScopes(s.servers);
+  for (const name of Object.keys(servers)) {
+    servers[name] = withDefaultPolicy(withDefaultPolicy(servers[name], 'elicitation', s.elicitationPolicy), 'sampling', s.samplingPolicy);
+  }
+  const out: SidecarSettings = { servers, serverScopes };
+  const sampling = compact({ provider: s.samplingProvider });
+  const elicitation = compact({ rateLimit: s.elicitationRateLimit, idleLimit: s.elicitationIdleLimit });
+  if (sampling) out.sampling = sampling;
+  if (elicitation) out.elicitation = elicitation;
+  return out;
 }
 
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'];

@@ -16,6 +16,8 @@ export interface PromptFacts {
   windowFocused: boolean;
   /** When this server's previous prompt was answered (ms), if ever. */
   lastAnsweredAt?: number;
+  /** When any prompt (any server's, or the editor's own picks) was last answered (ms), if ever. */
+  lastAnyAnsweredAt?: number;
 }
 
 /** How recent typing counts as "typing elsewhere". */
@@ -32,6 +34,11 @@ export function isFirstOfExchange(f: PromptFacts): boolean {
 export function shouldAnnounce(mode: NotifyFirst, f: PromptFacts): boolean {
   if (mode === 'off' || !f.server || !isFirstOfExchange(f)) return false;
   if (mode === 'always') return true;
-  const typing = f.lastTypedAt !== undefined && f.now - f.lastTypedAt < TYPING_WINDOW_MS;
+  // Typing elsewhere: the last thing the person did was typing in an editor, just now (not
+  // answering a prompt, like the Call Tool picks that lead to this question).
+  const typing =
+    f.lastTypedAt !== undefined &&
+    f.now - f.lastTypedAt < TYPING_WINDOW_MS &&
+    (f.lastAnyAnsweredAt === undefined || f.lastTypedAt > f.lastAnyAnsweredAt);
   return typing || !f.windowFocused;
 }

@@ -7,6 +7,7 @@ import { shouldAnnounce, type NotifyFirst } from './attention';
 export class AttentionTracker implements vscode.Disposable {
   private lastTypedAt: number | undefined;
   private answeredAt = new Map<string, number>();
+  private lastAnyAnsweredAt: number | undefined;
   private subscription: vscode.Disposable;
 
   constructor(private mode: () => NotifyFirst) {
@@ -28,6 +29,7 @@ export class AttentionTracker implements vscode.Disposable {
       lastTypedAt: this.lastTypedAt,
       windowFocused: vscode.window.state.focused,
       lastAnsweredAt: p.server ? this.answeredAt.get(p.server) : undefined,
+      lastAnyAnsweredAt: this.lastAnyAnsweredAt,
     });
     if (!announce) return true;
     const choice = await vscode.window.showInformationMessage(
@@ -39,7 +41,8 @@ export class AttentionTracker implements vscode.Disposable {
   }
 
   answered(server: string | undefined): void {
-    if (server) this.answeredAt.set(server, Date.now());
+    this.lastAnyAnsweredAt = Date.now();
+    if (server) this.answeredAt.set(server, this.lastAnyAnsweredAt);
   }
 
   dispose(): void {

@@ -19,7 +19,7 @@ export class PromptService {
     const spec = inputBoxSpec(params);
     return this.ask(params.id, token, null, async (handle) => {
       const reask = spec.validationMessage !== undefined;
-      if (!(await this.attention.mayOpen({ server: params.server, title: spec.title, step: spec.step, reask }))) {
+      if (!(await this.mayOpen(handle, { server: params.server, title: spec.title, step: spec.step, reask }))) {
         return null;
       }
       if (handle.cancelled) return null;
@@ -32,7 +32,7 @@ export class PromptService {
   quickPick(params: QuickPickParams, token?: vscode.CancellationToken): Promise<QuickPickResult> {
     const spec = quickPickSpec(params);
     return this.ask(params.id, token, null, async (handle) => {
-      if (!(await this.attention.mayOpen({ server: params.server, title: spec.title, step: spec.step, reask: false }))) {
+      if (!(await this.mayOpen(handle, { server: params.server, title: spec.title, step: spec.step, reask: false }))) {
         return null;
       }
       if (handle.cancelled) return null;
@@ -40,6 +40,11 @@ export class PromptService {
       if (result !== null) this.attention.answered(params.server);
       return result;
     });
+  }
+
+  /** The announcement (if any) ends early, as "Cancel", when the prompt is cancelled meanwhile. */
+  private mayOpen(handle: PromptHandle, p: Parameters<AttentionTracker['mayOpen']>[0]): Promise<boolean> {
+    return Promise.race([this.attention.mayOpen(p), new Promise<boolean>((resolve) => handle.onCancel(() => resolve(false)))]);
   }
 
   cancel(id: string): boolean {

@@ -1,19 +1,17 @@
-// "MCP Sidecar: Call Tool": pick a server and a tool, type the arguments, see the result.
-// The steps use the same prompt primitives as the sidecar's questions (step counter, Back).
+// "MCP Sidecar: Call Tool": pick a server and a tool; the sidecar then asks for the tool's
+// arguments itself (its step prompts, or a JSON draft) and the result opens as a document. The
+// two picks use the same prompt primitives as the sidecar's questions (step counter, Back).
 
 import * as vscode from 'vscode';
 import * as contract from '../contract';
 import type { PromptService } from '../prompts/promptService';
 import type { Sidecar } from '../sidecar';
-import { argumentSkeleton, argumentsHelp, needsArguments, parseArguments } from './argumentsModel';
 import type { ResultDocuments } from './resultDocuments';
 import { resultMarkdown } from './resultMarkdown';
 
 const TITLE = 'MCP Sidecar: Call Tool';
 let nextId = 1;
 const promptId = () => `calltool-${nextId++}`;
-
-type Stage = 'server' | 'tool' | 'arguments';
 
 export async function callToolCommand(
   sidecar: Sidecar,
@@ -30,16 +28,12 @@ export async function callToolCommand(
     return;
   }
   const askServer = servers.length > 1;
-  const stepOf = (stage: Stage) => (askServer ? 1 : 0) + (stage === 'server' ? 1 : stage === 'tool' ? 2 : 3) - 1;
+  const totalSteps = askServer ? 2 : 1;
   const tools = new Map<string, contract.ToolSummary[]>();
-
-  let stage: Stage = askServer ? 'server' : 'tool';
   let server = servers[0].name;
-  let tool: contract.ToolSummary | undefined;
-  let argsText: string | undefined;
-  let validationMessage: string | undefined;
-  for (;;) {
-    const totalSteps = (askServer ? 1 : 0) + 1 + (tool && !needsArguments(tool.inputSchema) ? 0 : 1);
+  let tool: string | undefined;
+  let stage: 'server' | 'tool' = askServer ? 'server' : 'tool';
+  while (!tool) {
     if (stage === 'server') {
       const r = await prompts.quickPick({
         id: promptId(),
@@ -51,76 +45,41 @@ export async function callToolCommand(
           detail: `${s.toolCount} tool${s.toolCount === 1 ? '' : 's'}`,
           picked: s.name === server,
         })),
-        step: stepOf('server'),
+        step: 1,
         totalSteps,
       });
       if (!r || !('selected' in r) || r.selected.length === 0) return;
-      const picked = servers[r.selected[0]].name;
-      if (picked !== server) tool = undefined;
-      server = picked;
+      server = servers[r.selected[0]].name;
       stage = 'tool';
-    } else if (stage === 'tool') {
-      if (!tools.has(server)) tools.set(server, await sidecar.command<contract.ToolSummary[]>(contract.CMD_LIST_TOOLS, { server }));
-      const list = tools.get(server) ?? [];
-      if (list.length === 0) {
-        void vscode.window.showInformationMessage(`${server} offers no tools.`);
-        if (!askServer) return;
-        stage = 'server';
-        continue;
-      }
-      const r = await prompts.quickPick({
-        id: promptId(),
-        title: `${TITLE} (${server})`,
-        placeholder: 'Which tool?',
-        items: list.map((t) => ({
-          label: t.name,
-          description: t.title && t.title !== t.name ? t.title : undefined,
-          detail: t.description,
-          picked: t.name === tool?.name,
-        })),
-        step: stepOf('tool'),
-        totalSteps,
-        canGoBack: askServer,
-      });
-      if (!r) return;
-      if ('back' in r) {
-        stage = 'server';
-        continue;
-      }
-      const chosen = list[r.selected[0]];
-      if (chosen.name !== tool?.name) argsText = undefined;
-      tool = chosen;
-      if (!needsArguments(tool.inputSchema)) break;
-      stage = 'arguments';
-    } else {
-      const schema = tool?.inputSchema;
-      const r = await prompts.inputBox({
-        id: promptId(),
-        title: `${TITLE} (${server}: ${tool?.name})`,
-        prompt: argumentsHelp(schema),
-        placeholder: argumentSkeleton(schema),
-        value: argsText ?? argumentSkeleton(schema),
-        validationMessage,
-        step: stepOf('arguments'),
-        totalSteps,
-        canGoBack: true,
-      });
-      if (!r) return;
-      if ('back' in r) {
-        validationMessage = undefined;
-        stage = 'tool';
-        continue;
-      }
-      if (!('value' in r)) return;
-      argsText = r.value;
-      const parsed = parseArguments(r.value, schema);
-      if (parsed.ok) break;
-      validationMessage = parsed.message;
+      continue;
     }
+    if (!tools.has(server)) tools.set(server, await sidecar.command<contract.ToolSummary[]>(contract.CMD_LIST_TOOLS, { server }));
+    const list = tools.get(server) ?? [];
+    if (list.length === 0) {
+      void vscode.window.showInformationMessage(`${server} offers no tools.`);
+      if (!askServer) return;
+      stage = 'server';
+      continue;
+    }
+    const r = await prompts.quickPick({
+      id: promptId(),
+      title: `${TITLE} (${server})`,
+      placeholder: 'Which tool? (the server\'s questions about its arguments follow)',
+      items: list.map((t) => ({
+        label: t.name,
+        description: t.title && t.title !== t.name ? t.title : undefined,
+        detail: t.description,
+      })),
+      step: totalSteps,
+      totalSteps,
+      canGoBack: askServer,
+    });
+    if (!r) return;
+    if ('back' in r) stage = 'server';
+    else tool = list[r.selected[0]]?.name;
   }
-  if (!tool) return;
-  const args = tool && needsArguments(tool.inputSchema) ? parseArguments(argsText ?? '{}', tool.inputSchema) : undefined;
-  await runTool(sidecar, results, server, tool.name, args?.ok ? args.value : undefined);
+  // No `arguments`: the sidecar asks for them with the tool's inputSchema.
+  await runTool(sidecar, results, server, tool, undefined);
 }
 
 export async function runTool(
@@ -147,6 +106,10 @@ export async function runTool(
   } catch (error) {
     const e = error as { message?: string; data?: { kind?: string } };
     if (e?.data?.kind === 'cancelled' || /cancel/i.test(e?.message ?? '')) return;
+    if (e?.data?.kind === 'refused') {
+      vscode.window.setStatusBarMessage(`$(circle-slash) ${server}: ${tool} not called: ${e.message}`, 5000);
+      return;
+    }
     void vscode.window.showErrorMessage(`${server}: ${tool} failed: ${e?.message ?? String(error)}`);
   }
 }

@@ -11,10 +11,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openBrowser } from './lib/browser.mjs';
 import { freePort, installExtension, prepareProfile, startCodeServer } from './lib/codeServer.mjs';
-import { closeQuickInput, waitStatusBar } from './lib/workbench.mjs';
+import { closeQuickInput, hookAnswer, waitStatusBar } from './lib/workbench.mjs';
 import { makeWorkspace } from './lib/workspace.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
+// The key for the extension's test-only hook (src/e2eHooks.ts): it runs the contract request that
+// a scenario wrote with ctx.request() (the file's path reaches the extension in the environment).
+const E2E_KEYS = [{ key: 'ctrl+alt+shift+r', command: 'mcpSidecar.e2e.request' }];
 const extDir = resolve(here, '../..');
 const repo = resolve(extDir, '../..');
 const cache = join(repo, '.cache', 'vscode');
@@ -55,12 +58,14 @@ const workspace = makeWorkspace(join(runDir, 'workspace'), sidecar);
 const profile = prepareProfile(join(runDir, 'profile'), {
   userSettings: workspace.userSettings,
   machineSettings: workspace.machineSettings,
+  keybindings: E2E_KEYS,
 });
 installExtension(codeServer, profile, vsix);
 if (existsSync(testLmVsix)) installExtension(codeServer, profile, testLmVsix);
 else log(`no test language model (${testLmVsix}): language-model scenarios will fail`);
 log(`profile ready, VSIX installed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
+const requestFile = join(runDir, 'e2e-request.json');
 const port = await freePort();
 const serverLog = join(artifacts, 'code-server.log');
 writeFileSync(serverLog, '');
@@ -68,7 +73,7 @@ let server;
 let browser;
 const results = [];
 try {
-  server = await startCodeServer(codeServer, profile, { port, logFile: serverLog, env: { MCP_SIDECAR_VSCODE_E2E: '1' } });
+  server = await startCodeServer(codeServer, profile, { port, logFile: serverLog, env: { MCP_SIDECAR_VSCODE_E2E: requestFile } });
   const opened = await openBrowser();
   browser = opened.browser;
   const page = await opened.context.newPage();
@@ -90,6 +95,16 @@ try {
       await page.screenshot({ path: join(artifacts, `${name}.png`) });
     },
     outputLog: () => readOutputLog(profile.userData),
+    /**
+     * Feeds one contract request to the extension's handlers, as if the sidecar sent it
+     * ({method, params, cancelAfterMs?}), and returns a function that waits for its answer.
+     */
+    request: async (request) => {
+      const before = readOutputLog(profile.userData).length;
+      writeFileSync(requestFile, JSON.stringify(request));
+      await page.keyboard.press('Control+Alt+Shift+R');
+      return (opts) => hookAnswer(() => readOutputLog(profile.userData).slice(before), request.params.id, opts);
+    },
     log,
   };
   for (const s of scenarios) {

@@ -21,6 +21,12 @@ test('the sidecar\'s own questions, later steps and re-asks open at once', () =>
   assert.equal(shouldAnnounce('off', { ...typing, windowFocused: false }), false);
 });
 
+test('answering a prompt after typing (e.g. the Call Tool picks) is not "typing elsewhere"', () => {
+  assert.equal(shouldAnnounce('whenTyping', { ...base, lastTypedAt: 99_000, lastAnyAnsweredAt: 99_500 }), false);
+  assert.equal(shouldAnnounce('whenTyping', { ...base, lastTypedAt: 99_500, lastAnyAnsweredAt: 99_000 }), true);
+  assert.equal(shouldAnnounce('always', { ...base, lastAnyAnsweredAt: 99_500 }), true);
+});
+
 test('first of an exchange', () => {
   assert.equal(isFirstOfExchange({ ...base, step: 1 }), true);
   assert.equal(isFirstOfExchange({ ...base, step: 3 }), false);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkVersionOutput, resolveBinary, type BinaryEnv } from '../../src/binary';
-import { serversWithScopes, sidecarArgs, sidecarSettings } from '../../src/settings';
+import { explicitValue, serversWithScopes, sidecarArgs, sidecarSettings } from '../../src/settings';
 
 test('servers carry the scope of the definition that wins', () => {
   const r = serversWithScopes({
@@ -18,20 +18,31 @@ test('servers carry the scope of the definition that wins', () => {
   assert.deepEqual(serversWithScopes({ globalValue: ['not', 'an', 'object'] as never }), { servers: {}, serverScopes: {} });
 });
 
-test('the settings object sent as initializationOptions', () => {
+test('the settings object: only what was set; default policies fill servers that set none', () => {
+  const bare = sidecarSettings({ servers: { globalValue: { demo: { command: 'x' } } } });
+  assert.deepEqual(bare, { servers: { demo: { command: 'x' } }, serverScopes: { demo: 'user' } });
   const s = sidecarSettings({
-    servers: { globalValue: { demo: { command: 'x' } } },
+    servers: {
+      globalValue: { demo: { command: 'x' }, strict: { command: 'y', elicitation: { policy: 'decline' } } },
+      workspaceValue: { odd: 'not an object' },
+    },
     samplingProvider: 'editor',
-    samplingPolicy: 'ask',
-    elicitationPolicy: 'ask',
-    formBufferThreshold: 8,
+    samplingPolicy: 'never',
+    elicitationPolicy: 'acceptDefaults',
+    elicitationRateLimit: '5/min',
   });
   assert.deepEqual(s, {
-    servers: { demo: { command: 'x' } },
-    serverScopes: { demo: 'user' },
-    sampling: { provider: 'editor', policy: 'ask' },
-    elicitation: { policy: 'ask', formBufferThreshold: 8 },
+    servers: {
+      demo: { command: 'x', elicitation: { policy: 'acceptDefaults' }, sampling: { policy: 'never' } },
+      strict: { command: 'y', elicitation: { policy: 'decline' }, sampling: { policy: 'never' } },
+      odd: 'not an object',
+    },
+    serverScopes: { demo: 'user', strict: 'user', odd: 'workspace' },
+    sampling: { provider: 'editor' },
+    elicitation: { rateLimit: '5/min' },
   });
+  assert.equal(explicitValue({ globalValue: 'a', workspaceValue: 'b' }), 'b');
+  assert.equal(explicitValue({}), undefined);
   assert.deepEqual(sidecarArgs('debug'), ['lsp', '--log-level', 'debug']);
   assert.deepEqual(sidecarArgs('bogus'), ['lsp', '--log-level', 'info']);
 });

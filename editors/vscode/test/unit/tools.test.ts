@@ -1,33 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { JsonSchema } from '../../src/contract';
 import { statusBarView, ServerStates } from '../../src/servers/serverStates';
-import { argumentSkeleton, argumentsHelp, needsArguments, parseArguments } from '../../src/tools/argumentsModel';
 import { resultMarkdown } from '../../src/tools/resultMarkdown';
-
-const addSchema: JsonSchema = {
-  type: 'object',
-  properties: { a: { type: 'number', description: 'First addend' }, b: { type: 'number' }, note: { type: 'string' } },
-  required: ['a', 'b'],
-};
-
-test('argument skeletons list the required properties with placeholder values', () => {
-  assert.equal(argumentSkeleton(addSchema), '{"a": 0, "b": 0}');
-  assert.equal(argumentSkeleton({ type: 'object', properties: { text: { type: 'string' }, n: { type: 'integer', default: 3 } } }), '{"text": "", "n": 3}');
-  assert.equal(argumentSkeleton({ type: 'object' }), '{}');
-  assert.equal(needsArguments({ type: 'object' }), false);
-  assert.equal(needsArguments(addSchema), true);
-  assert.match(argumentsHelp(addSchema), /a \(number, required\): First addend/);
-});
-
-test('typed arguments are checked: JSON, an object, required keys, top-level types', () => {
-  assert.deepEqual(parseArguments('{"a": 2, "b": 3}', addSchema), { ok: true, value: { a: 2, b: 3 } });
-  assert.match((parseArguments('{"a": 2,', addSchema) as { message: string }).message, /^Not valid JSON/);
-  assert.match((parseArguments('[1]', addSchema) as { message: string }).message, /JSON object/);
-  assert.equal((parseArguments('{"a": 1}', addSchema) as { message: string }).message, 'Missing required argument: b');
-  assert.equal((parseArguments('{"a": "1", "b": 2}', addSchema) as { message: string }).message, '"a" must be number');
-  assert.deepEqual(parseArguments('', { type: 'object' }), { ok: true, value: {} });
-});
 
 test('a tool result as Markdown: text, JSON text fenced, structured content', () => {
   const md = resultMarkdown('demo', 'add', { a: 2, b: 3 }, {

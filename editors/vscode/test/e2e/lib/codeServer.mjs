@@ -17,7 +17,7 @@ export function freePort() {
   });
 }
 
-export function prepareProfile(dir, { userSettings, machineSettings }) {
+export function prepareProfile(dir, { userSettings, machineSettings, keybindings = [] }) {
   rmSync(dir, { recursive: true, force: true });
   const userData = join(dir, 'user-data');
   const extensions = join(dir, 'extensions');
@@ -25,6 +25,7 @@ export function prepareProfile(dir, { userSettings, machineSettings }) {
   mkdirSync(join(userData, 'Machine'), { recursive: true });
   mkdirSync(extensions, { recursive: true });
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
+  writeFileSync(join(userData, 'User', 'keybindings.json'), JSON.stringify(keybindings, null, 2));
   // code-server is a remote window: machine-scoped settings (the binary path) live here.
   writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
   return { userData, extensions, machineSettingsFile: join(userData, 'Machine', 'settings.json') };

@@ -37,7 +37,9 @@ export function quickInput(page) {
         label: text(r.querySelector('.quick-input-list-label .label-name, .monaco-icon-label .label-name') ?? r.querySelector('.monaco-icon-label')),
         aria: r.getAttribute('aria-label') ?? '',
         focused: r.classList.contains('focused'),
-        checked: r.querySelector('input[type=checkbox]')?.checked ?? r.querySelector('.monaco-checkbox')?.classList.contains('checked') ?? false,
+        checked:
+          r.getAttribute('aria-checked') === 'true' ||
+          !!r.querySelector('input[type=checkbox]:checked, .monaco-checkbox.checked, .monaco-custom-toggle.checked'),
       })),
       password: input?.type === 'password',
     };
@@ -160,4 +162,18 @@ export async function closeAllEditors(page) {
   await closeQuickInput(page);
   await runCommand(page, 'View: Close All Editors');
   await page.waitForTimeout(300);
+}
+
+/** Waits for a line `e2e <id> -> <json>` in the output channel and returns the parsed answer. */
+export async function hookAnswer(outputLog, id, opts) {
+  const prefix = `e2e ${id} -> `;
+  return waitFor(`the answer to ${id}`, async () => {
+    const line = outputLog().split('\n').reverse().find((l) => l.includes(prefix));
+    return line ? { answer: JSON.parse(line.slice(line.indexOf(prefix) + prefix.length)) } : null;
+  }, { timeout: 20000, interval: 200, ...opts }).then((r) => r.answer);
+}
+
+/** Clicks a button of the quick input's title bar by its tooltip (aria-label). */
+export async function clickTitleButton(page, label) {
+  await page.locator(`.quick-input-widget .quick-input-titlebar .action-label[aria-label^="${label}"]`).click();
 }

@@ -18,9 +18,12 @@ export function makeWorkspace(dir, sidecar) {
   const workspaceSettings = {
     'mcpSidecar.servers': { legacy: { command: sidecar, args: ['demo-server', '--era', 'legacy'] } },
   };
-  const writeFolders = (names) =>
+  let current = folders.map((f) => f.name);
+  const writeFolders = (names) => {
+    current = names;
     writeFileSync(file, JSON.stringify({ folders: names.map((path) => ({ path })), settings: workspaceSettings }, null, 2));
-  writeFolders(folders.map((f) => f.name));
+  };
+  writeFolders(current);
   return {
     dir,
     file,
@@ -29,6 +32,12 @@ export function makeWorkspace(dir, sidecar) {
     setFolders(names) {
       for (const n of names) mkdirSync(join(dir, n), { recursive: true });
       writeFolders(names);
+    },
+    /** Sets (or with undefined, removes) a workspace setting; VS Code picks the change up. */
+    setSetting(key, value) {
+      if (value === undefined) delete workspaceSettings[key];
+      else workspaceSettings[key] = value;
+      writeFolders(current);
     },
     userSettings: {
       'mcpSidecar.servers': { demo: { command: sidecar, args: ['demo-server'] } },

@@ -7,7 +7,7 @@ export const name = 'Call Tool: list_roots shows both workspace folders';
 
 export async function run({ page, workspace }) {
   await runCommand(page, 'MCP Sidecar: Call Tool');
-  await waitQuickInput(page, '(1/3)');
+  await waitQuickInput(page, '(1/2)');
   await pick(page, 'legacy');
   await waitQuickInput(page, 'MCP Sidecar: Call Tool (legacy)');
   await pick(page, 'list_roots');

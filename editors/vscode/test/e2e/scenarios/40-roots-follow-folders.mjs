@@ -9,7 +9,7 @@ export const name = 'Workspace folders added and removed flow to the servers as 
 
 async function listRoots(page) {
   await runCommand(page, 'MCP Sidecar: Call Tool');
-  await waitQuickInput(page, '(1/3)');
+  await waitQuickInput(page, '(1/2)');
   await pick(page, 'legacy');
   await waitQuickInput(page, 'MCP Sidecar: Call Tool (legacy)');
   await pick(page, 'list_roots');
