@@ -9,4 +9,7 @@ pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod roots;
+pub mod sampling;
+#[cfg(test)]
+pub mod testing;
 pub mod ui;

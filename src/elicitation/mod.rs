@@ -180,6 +180,12 @@ impl Prompter for Idle<'_> {
     fn clipboard(&self, text: String) {
         self.inner.clipboard(text);
     }
+    fn language_model(&self, params: Value) -> BoxFuture<'_, Result<Value, String>> {
+        self.inner.language_model(params)
+    }
+    fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
+        self.inner.show_file(path)
+    }
     fn show_message(&self, level: Level, message: String) {
         self.inner.show_message(level, message);
     }

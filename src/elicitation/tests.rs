@@ -1,80 +1,9 @@
 //! The schema model, validation and the step flow, driven by a scripted fake editor.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
-
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::lsp::ext::{EditDraftParams, EditDraftResult, EditorCapabilities};
-
-/// A fake editor: answers prompts in order from a script and records what it was shown.
-#[derive(Default)]
-struct Script {
-    answers: Mutex<VecDeque<Value>>,
-    shown: Mutex<Vec<Value>>,
-    opened: Mutex<Vec<String>>,
-    clipboard: Mutex<Vec<String>>,
-    messages: Mutex<Vec<String>>,
-}
-
-impl Script {
-    fn new(answers: Vec<Value>) -> Self {
-        Script {
-            answers: Mutex::new(answers.into()),
-            ..Default::default()
-        }
-    }
-    fn next<T: serde::de::DeserializeOwned>(&self, kind: &str, shown: Value) -> Option<T> {
-        self.shown
-            .lock()
-            .unwrap()
-            .push(json!({"kind": kind, "params": shown}));
-        let answer = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("the script ran out");
-        serde_json::from_value(answer).unwrap()
-    }
-    fn shown(&self) -> Vec<Value> {
-        self.shown.lock().unwrap().clone()
-    }
-}
-
-impl Prompter for Script {
-    fn capabilities(&self) -> EditorCapabilities {
-        EditorCapabilities {
-            input_box: true,
-            quick_pick: true,
-            ..Default::default()
-        }
-    }
-    fn input_box(&self, p: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
-        let r = self.next("input", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
-    }
-    fn quick_pick(&self, p: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
-        let r = self.next("pick", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
-    }
-    fn edit_draft(&self, p: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
-        let r = self.next("draft", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
-    }
-    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
-        self.opened.lock().unwrap().push(url);
-        Box::pin(async { true })
-    }
-    fn clipboard(&self, text: String) {
-        self.clipboard.lock().unwrap().push(text);
-    }
-    fn show_message(&self, _level: Level, message: String) {
-        self.messages.lock().unwrap().push(message);
-    }
-}
+use crate::testing::Script;
 
 fn booking_schema() -> Value {
     json!({

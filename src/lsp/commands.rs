@@ -64,9 +64,11 @@ fn parse_arg<T: DeserializeOwned>(arg: Option<Value>) -> Result<T> {
 
 /// Maps an operation's error to an LSP error with `data.kind` for the editor.
 pub fn to_lsp(error: CallError) -> Error {
+    // -32800 (RequestCancelled) is only ever the answer to the editor's own `$/cancelRequest`
+    // (tower-lsp-server sends it); a person dismissing a prompt is a -32000 with
+    // `data.kind = "cancelled"`, which editors such as Neovim do not swallow.
     let code = match error {
         CallError::UnknownServer(_) => ErrorCode::InvalidParams,
-        CallError::Cancelled => ErrorCode::RequestCancelled,
         _ => ErrorCode::ServerError(-32000),
     };
     Error {

@@ -12,7 +12,7 @@ use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
 use super::ext::{
     CancelPrompt, CancelPromptParams, Clipboard, ClipboardParams, EditDraft, EditDraftParams,
-    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, QuickPick,
+    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, LanguageModel, QuickPick,
     QuickPickParams, QuickPickResult,
 };
 use crate::mcp::CallError;
@@ -166,6 +166,31 @@ impl Prompter for Editor {
                 .send_notification::<Clipboard>(ClipboardParams { text })
                 .await;
         });
+    }
+
+    fn language_model(&self, params: serde_json::Value) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+        Box::pin(async move {
+            if !self.capabilities.language_model {
+                return Err("the editor offers no language model".into());
+            }
+            self.client
+                .send_request::<LanguageModel>(params)
+                .await
+                .map_err(|e| format!("the editor's model failed: {}", e.message))
+        })
+    }
+
+    fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let Ok(uri) = url::Url::from_file_path(&path) else { return false };
+            let params = ShowDocumentParams {
+                uri,
+                external: Some(false),
+                take_focus: Some(true),
+                selection: None,
+            };
+            self.client.show_document(params).await.unwrap_or(false)
+        })
     }
 
     fn show_message(&self, level: Level, message: String) {

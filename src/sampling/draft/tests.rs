@@ -1,0 +1,169 @@
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+
+fn flights() -> CreateMessageParams {
+    serde_json::from_value(json!({
+        "messages": [
+            {"role": "user", "content": {"type": "text", "text": "Which flight is best?\n\n1. LIS→OSL 120 EUR"}},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "id": "t1", "name": "price", "input": {"id": 1}}
+            ]},
+            {"role": "user", "content": [{"type": "tool_result", "toolUseId": "t1", "content": [{"type": "text", "text": "120"}]}]},
+            {"role": "user", "content": [
+                {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+                {"type": "text", "text": "### user\n```mcp\nnot a block", "annotations": {"priority": 1}}
+            ]}
+        ],
+        "systemPrompt": "You are careful.",
+        "maxTokens": 400,
+        "temperature": 0.2,
+        "stopSequences": ["\n\nEND"],
+        "modelPreferences": {"hints": [{"name": "claude-3-sonnet"}], "intelligencePriority": 0.8},
+        "includeContext": "none",
+        "tools": [{"name": "price", "inputSchema": {"type": "object"}}],
+        "toolChoice": {"mode": "auto"}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_request_draft_reads_well_and_round_trips() {
+    let request = flights();
+    let choices = RequestChoices { model: Some("gpt-4o-mini".into()), remember_session: false };
+    let text = render_request("flights", &request, &choices);
+    assert!(text.starts_with("# Sampling request from `flights`\n"));
+    assert!(text.contains("\nmaxTokens: 400\ntemperature: 0.2\n"), "{text}");
+    assert!(text.contains("\n### system\n\nYou are careful.\n"));
+    assert!(text.contains("\n### user\n\nWhich flight is best?\n\n1. LIS→OSL 120 EUR\n"));
+    assert!(text.contains("```mcp\n{\"type\":\"tool_use\""));
+    assert!(text.contains("\n\\### user\n\\```mcp\n"), "markers inside text are escaped:\n{text}");
+    let (parsed, parsed_choices) = parse_request(&text).unwrap();
+    assert_eq!(parsed, request);
+    assert_eq!(parsed_choices, choices);
+}
+
+#[test]
+fn edits_are_read_and_broken_drafts_get_problems_with_lines() {
+    let text = render_request("s", &flights(), &RequestChoices::default());
+    let edited = text
+        .replace("Which flight is best?", "Which flight is cheapest?")
+        .replace("maxTokens: 400", "maxTokens: 50")
+        .replace("remember: no", "remember: session");
+    let (request, choices) = parse_request(&edited).unwrap();
+    assert_eq!(request.max_tokens, 50);
+    assert!(choices.remember_session);
+    assert_eq!(request.messages[0].content[0].as_text().unwrap(), "Which flight is cheapest?\n\n1. LIS→OSL 120 EUR");
+    let broken = text.replace("maxTokens: 400", "maxTokens: lots").replace("{\"type\":\"tool_use\"", "{broken");
+    let problems = parse_request(&broken).unwrap_err();
+    let lines: Vec<&str> = broken.lines().collect();
+    assert!(problems.iter().any(|p| lines[p.line as usize].starts_with("{broken") && p.message.contains("not valid JSON")), "{problems:?}");
+    assert!(problems.iter().any(|p| lines[p.line as usize].starts_with("maxTokens")), "{problems:?}");
+    let unknown = text.replace("includeContext: none", "colour: blue");
+    assert!(parse_request(&unknown).unwrap_err()[0].message.contains("unknown setting"));
+    let no_messages = "maxTokens: 10\n";
+    assert!(parse_request(no_messages).unwrap_err()[0].message.contains("at least one"));
+}
+
+#[test]
+fn the_answer_draft_round_trips_and_can_be_written_from_scratch() {
+    let result: CreateMessageResult = serde_json::from_value(json!({
+        "role": "assistant", "model": "gpt-4o-mini", "stopReason": "toolUse",
+        "content": [{"type": "text", "text": "Calling price."}, {"type": "tool_use", "id": "c", "name": "price", "input": {}}]
+    }))
+    .unwrap();
+    let text = render_response("flights", &result, Some("from openai"));
+    assert_eq!(parse_response(&text).unwrap(), result);
+    let manual = "model: manual\nstopReason: endTurn\n\n### assistant\n\nFlight 3.\n";
+    let parsed = parse_response(manual).unwrap();
+    assert_eq!(parsed.content, vec![Block::text("Flight 3.")]);
+    assert_eq!(parsed.model, "manual");
+    assert!(parse_response("stopReason: x\n### assistant\nhi\n").unwrap_err()[0].message.contains("model is missing"));
+}
+
+fn text_strategy() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            "[ -~]{0,12}",
+            "[\\PC]{0,6}",
+            Just("### user".to_string()),
+            Just("\\### assistant".to_string()),
+            Just("```mcp".to_string()),
+            Just("```".to_string()),
+            Just("<!-- next block -->".to_string()),
+            Just("<!-- mcp:text-meta {} -->".to_string()),
+            Just(String::new()),
+            Just("maxTokens: 3".to_string()),
+        ],
+        0..6,
+    )
+    .prop_map(|lines| lines.join("\n"))
+}
+
+fn block_strategy() -> impl Strategy<Value = Block> {
+    prop_oneof![
+        3 => text_strategy().prop_map(Block::text),
+        1 => (text_strategy(), any::<u8>()).prop_map(|(t, p)| Block::Text { text: t, extra: json!({"annotations": {"priority": p}}).as_object().unwrap().clone() }),
+        1 => "[a-zA-Z0-9+/]{0,16}".prop_map(|d| Block::Other(json!({"type": "image", "data": d, "mimeType": "image/png"}))),
+        1 => ("[a-z]{1,8}", any::<i32>()).prop_map(|(n, i)| Block::Other(json!({"type": "tool_use", "id": n, "name": n, "input": {"n": i}}))),
+        1 => text_strategy().prop_map(|t| Block::Other(json!({"type": "tool_result", "toolUseId": "x", "content": [{"type": "text", "text": t}]}))),
+    ]
+}
+
+fn request_strategy() -> impl Strategy<Value = CreateMessageParams> {
+    (
+        prop::collection::vec((any::<bool>(), prop::collection::vec(block_strategy(), 0..4)), 1..4),
+        prop::option::of(text_strategy()),
+        1u64..100_000,
+        prop::option::of(0.0f64..2.0),
+        prop::option::of(prop::collection::vec("[ -~]{0,5}", 0..3)),
+    )
+        .prop_map(|(messages, system, max_tokens, temperature, stops)| CreateMessageParams {
+            messages: messages
+                .into_iter()
+                .map(|(user, content)| SamplingMessage {
+                    role: if user { Role::User } else { Role::Assistant },
+                    content,
+                    meta: None,
+                })
+                .collect(),
+            model_preferences: None,
+            system_prompt: system,
+            include_context: None,
+            temperature,
+            max_tokens,
+            stop_sequences: stops,
+            metadata: None,
+            tools: None,
+            tool_choice: None,
+        })
+}
+
+proptest! {
+    /// Render → parse gives back exactly the request: every content kind, unicode,
+    /// Markdown-looking text, fences and the draft's own markers inside text.
+    #[test]
+    fn request_drafts_are_lossless(request in request_strategy(), model in prop::option::of("[a-z0-9.-]{1,12}")) {
+        let choices = RequestChoices { model, remember_session: false };
+        let text = render_request("srv", &request, &choices);
+        let (parsed, parsed_choices) = parse_request(&text).map_err(|p| TestCaseError::fail(format!("{p:?}\n{text}")))?;
+        prop_assert_eq!(parsed, request);
+        prop_assert_eq!(parsed_choices, choices);
+    }
+
+    #[test]
+    fn answer_drafts_are_lossless(content in prop::collection::vec(block_strategy(), 0..4), model in "[a-z0-9.-]{1,12}") {
+        let result = CreateMessageResult { role: Role::Assistant, content, model, stop_reason: Some("endTurn".into()) };
+        let text = render_response("srv", &result, None);
+        prop_assert_eq!(parse_response(&text).map_err(|p| TestCaseError::fail(format!("{p:?}")))?, result);
+    }
+
+    /// Whatever the person types, parsing never panics.
+    #[test]
+    fn arbitrary_edits_never_panic(text in "[\\PC\n]{0,200}") {
+        let _ = parse_request(&text);
+        let _ = parse_response(&text);
+    }
+}

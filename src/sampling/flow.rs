@@ -1,0 +1,191 @@
+//! One sampling exchange: policy and limits, the request draft, the provider, the answer draft,
+//! and the audit entry. Only what the person accepts goes back.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::draft::{self, RequestChoices};
+use super::provider::Provider;
+use super::types::{Block, CreateMessageParams, CreateMessageResult, Role};
+use super::{audit, models, Policy, Refusal, Sessions, Settings};
+use crate::lsp::ext::{DraftKind, EditDraftParams, EditDraftResult};
+use crate::ui::{Level, Prompter};
+
+pub struct Exchange<'a> {
+    pub ui: &'a dyn Prompter,
+    pub provider: &'a dyn Provider,
+    pub server: &'a str,
+    pub policy: Policy,
+    pub settings: &'a Settings,
+    pub sessions: &'a Sessions,
+}
+
+impl Exchange<'_> {
+    pub async fn run(&self, raw: &Value) -> Result<CreateMessageResult, Refusal> {
+        let started = Instant::now();
+        let mut entry = json!({
+            "time": time_now(),
+            "server": self.server,
+            "policy": format!("{:?}", self.policy),
+            "provider": self.provider.name(),
+            "requestReceived": raw,
+        });
+        let outcome = self.exchange(raw, &mut entry).await;
+        entry["totalMs"] = json!(started.elapsed().as_millis() as u64);
+        match &outcome {
+            Ok(result) => {
+                entry["outcome"] = json!("accepted");
+                entry["final"] = serde_json::to_value(result).unwrap_or(Value::Null);
+                let edited = entry.get("modelDraft") != entry.get("final");
+                entry["answerEdited"] = json!(edited);
+                self.sessions.spend(self.server, result.estimated_tokens());
+            }
+            Err(refusal) => {
+                entry["outcome"] = json!("refused");
+                entry["reason"] = json!(refusal.to_string());
+            }
+        }
+        audit::append(&entry);
+        outcome
+    }
+
+    async fn exchange(&self, raw: &Value, entry: &mut Value) -> Result<CreateMessageResult, Refusal> {
+        if self.policy == Policy::Never {
+            entry["decidedBy"] = json!("policy: never");
+            return Err(Refusal::Policy(format!("sampling is turned off for {}", self.server)));
+        }
+        let request: CreateMessageParams = serde_json::from_value(raw.clone())
+            .map_err(|e| Refusal::Invalid(format!("the sampling request is malformed: {e}")))?;
+        if let Some(reason) = self.sessions.over_limit(self.server, self.settings, request.estimated_tokens()) {
+            entry["decidedBy"] = json!("limit");
+            tracing::warn!(server = self.server, "refusing a sampling request: {reason}");
+            return Err(Refusal::Limit(reason));
+        }
+        let choices = RequestChoices {
+            model: models::choose(request.model_preferences.as_ref(), &self.settings.models),
+            remember_session: false,
+        };
+        let review_request = self.policy == Policy::Ask && !self.sessions.remembered(self.server);
+        let t = Instant::now();
+        let (request, choices) = if review_request {
+            let (request, choices) = self.review_request(&request, &choices).await?;
+            if choices.remember_session {
+                self.sessions.remember(self.server);
+            }
+            (request, choices)
+        } else {
+            (request, choices)
+        };
+        entry["requestReviewMs"] = json!(t.elapsed().as_millis() as u64);
+        entry["requestSent"] = serde_json::to_value(&request).unwrap_or(Value::Null);
+        entry["requestEdited"] = json!(entry["requestSent"] != entry["requestReceived"]);
+        entry["model"] = json!(choices.model);
+        let t = Instant::now();
+        let answer = self.provider.complete(&request, choices.model.as_deref()).await;
+        entry["modelMs"] = json!(t.elapsed().as_millis() as u64);
+        let (draft_result, note) = match answer {
+            Ok(result) => (result, None),
+            Err(e) if self.policy == Policy::Auto => {
+                entry["decidedBy"] = json!("policy: auto");
+                return Err(Refusal::Provider(e.to_string()));
+            }
+            Err(e) => (
+                CreateMessageResult {
+                    role: Role::Assistant,
+                    content: vec![Block::text("")],
+                    model: "manual".into(),
+                    stop_reason: Some("endTurn".into()),
+                },
+                Some(format!("{} failed: {e}. Write the answer yourself, or Reject.", self.provider.name())),
+            ),
+        };
+        entry["modelDraft"] = serde_json::to_value(&draft_result).unwrap_or(Value::Null);
+        if self.policy == Policy::Auto {
+            entry["decidedBy"] = json!("policy: auto");
+            return Ok(draft_result);
+        }
+        let t = Instant::now();
+        let result = self.review_answer(&draft_result, note.as_deref()).await;
+        entry["answerReviewMs"] = json!(t.elapsed().as_millis() as u64);
+        entry["decidedBy"] = json!("person");
+        result
+    }
+
+    async fn review_request(
+        &self,
+        request: &CreateMessageParams,
+        choices: &RequestChoices,
+    ) -> Result<(CreateMessageParams, RequestChoices), Refusal> {
+        let mut text = draft::render_request(self.server, request, choices);
+        let mut problems = Vec::new();
+        loop {
+            let answer = self.ask(DraftKind::SamplingRequest, format!("{} wants a model answer", self.server), &text, problems).await;
+            match answer {
+                Some(EditDraftResult::Accept { text: edited }) => match draft::parse_request(&edited) {
+                    Ok(parsed) => return Ok(parsed),
+                    Err(found) => {
+                        problems = found;
+                        text = edited;
+                    }
+                },
+                Some(EditDraftResult::Reject) => return Err(Refusal::Person("the person rejected the request".into())),
+                None => return Err(Refusal::Person("the person closed the request draft".into())),
+            }
+        }
+    }
+
+    async fn review_answer(&self, result: &CreateMessageResult, note: Option<&str>) -> Result<CreateMessageResult, Refusal> {
+        let mut text = draft::render_response(self.server, result, note);
+        let mut problems = Vec::new();
+        loop {
+            let answer = self.ask(DraftKind::SamplingResponse, format!("Answer for {}", self.server), &text, problems).await;
+            match answer {
+                Some(EditDraftResult::Accept { text: edited }) => match draft::parse_response(&edited) {
+                    Ok(parsed) => return Ok(parsed),
+                    Err(found) => {
+                        problems = found;
+                        text = edited;
+                    }
+                },
+                Some(EditDraftResult::Reject) => return Err(Refusal::Person("the person rejected the answer".into())),
+                None => return Err(Refusal::Person("the person closed the answer draft".into())),
+            }
+        }
+    }
+
+    async fn ask(
+        &self,
+        kind: DraftKind,
+        title: String,
+        text: &str,
+        problems: Vec<crate::lsp::ext::DraftProblem>,
+    ) -> Option<EditDraftResult> {
+        if !self.ui.capabilities().edit_draft {
+            self.ui.show_message(
+                Level::Warning,
+                format!("{} asked for a model answer, but this editor cannot show drafts; refused.", self.server),
+            );
+            return None;
+        }
+        self.ui
+            .edit_draft(EditDraftParams {
+                id: String::new(),
+                server: Some(self.server.to_string()),
+                kind,
+                title,
+                language: "markdown".into(),
+                text: text.to_string(),
+                problems,
+            })
+            .await
+    }
+}
+
+fn time_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default();
+    format!("{secs:.3}")
+}

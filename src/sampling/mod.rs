@@ -1,0 +1,178 @@
+//! Sampling: a server's model request and the model's draft answer open as editable buffers;
+//! only what the person accepts goes back. This module knows nothing of rmcp or LSP.
+
+pub mod audit;
+pub mod draft;
+mod flow;
+pub mod models;
+pub mod provider;
+pub mod providers;
+pub mod types;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+pub use flow::Exchange;
+pub use models::ModelSpec;
+
+use crate::elicitation::{RateLimit, RateLimiter};
+
+/// Per-server `sampling.policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Policy {
+    /// Both drafts shown (default).
+    #[default]
+    Ask,
+    /// Skip the request draft; the answer is still reviewed.
+    ReviewResponse,
+    /// No drafts: the model's answer goes back as it is (for servers the person trusts so).
+    Auto,
+    /// Every request refused.
+    Never,
+}
+
+/// Where model answers come from (`sampling.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProviderKind {
+    /// A person writes the answer (the default when nothing is configured).
+    #[default]
+    Manual,
+    /// The editor's own model (`mcp-sidecar/languageModel`).
+    Editor,
+    /// An OpenAI-compatible endpoint (`sampling.openai`).
+    Openai,
+}
+
+/// The sidecar-wide `sampling` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub provider: ProviderKind,
+    pub openai: Option<Value>,
+    pub models: Vec<ModelSpec>,
+    pub rate_limit: RateLimit,
+    pub tokens_per_hour: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            provider: ProviderKind::Manual,
+            openai: None,
+            models: Vec::new(),
+            rate_limit: RateLimit {
+                count: 10,
+                per: Duration::from_secs(60),
+            },
+            tokens_per_hour: 50_000,
+        }
+    }
+}
+
+impl Settings {
+    pub fn from_value(value: Value) -> Result<Settings, String> {
+        #[derive(Deserialize, Default)]
+        #[serde(rename_all = "camelCase", default)]
+        struct Raw {
+            provider: ProviderKind,
+            openai: Option<Value>,
+            models: Vec<ModelSpec>,
+            rate_limit: Option<String>,
+            budget: Option<Budget>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Budget {
+            tokens_per_hour: u64,
+        }
+        let raw: Raw = serde_json::from_value(value).map_err(|e| format!("invalid sampling settings: {e}"))?;
+        let mut settings = Settings {
+            provider: raw.provider,
+            openai: raw.openai,
+            models: raw.models,
+            ..Settings::default()
+        };
+        if let Some(rate) = raw.rate_limit {
+            settings.rate_limit = rate.parse()?;
+        }
+        if let Some(budget) = raw.budget {
+            settings.tokens_per_hour = budget.tokens_per_hour;
+        }
+        Ok(settings)
+    }
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("{0}")]
+    Person(String),
+    #[error("{0}")]
+    Policy(String),
+    #[error("{0}")]
+    Limit(String),
+    #[error("the model failed: {0}")]
+    Provider(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What lasts for the editor session: servers allowed to skip the request draft, the rate
+/// limit, and tokens spent in the last hour.
+#[derive(Default)]
+pub struct Sessions {
+    remembered: Mutex<HashSet<String>>,
+    limiter: RateLimiter,
+    spent: Mutex<HashMap<String, VecDeque<(Instant, u64)>>>,
+}
+
+impl Sessions {
+    pub fn remembered(&self, server: &str) -> bool {
+        self.remembered.lock().unwrap_or_else(|e| e.into_inner()).contains(server)
+    }
+
+    pub fn remember(&self, server: &str) {
+        self.remembered.lock().unwrap_or_else(|e| e.into_inner()).insert(server.to_string());
+    }
+
+    /// Records the tokens an accepted exchange used.
+    pub fn spend(&self, server: &str, tokens: u64) {
+        self.spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(server.to_string())
+            .or_default()
+            .push_back((Instant::now(), tokens));
+    }
+
+    /// Why a new request must be refused, if it must: the rate limit or the hourly budget.
+    pub fn over_limit(&self, server: &str, settings: &Settings, tokens: u64) -> Option<String> {
+        let hour = Duration::from_secs(3600);
+        let spent: u64 = {
+            let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            let window = all.entry(server.to_string()).or_default();
+            while window.front().is_some_and(|(t, _)| t.elapsed() >= hour) {
+                window.pop_front();
+            }
+            window.iter().map(|(_, n)| n).sum()
+        };
+        if spent + tokens > settings.tokens_per_hour {
+            return Some(format!(
+                "{server} used {spent} of its {} tokens this hour",
+                settings.tokens_per_hour
+            ));
+        }
+        if !self.limiter.admit(server, &settings.rate_limit) {
+            return Some(format!("{server} sent more than {} sampling requests in {:?}", settings.rate_limit.count, settings.rate_limit.per));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! Test doubles shared by the unit tests.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+
+use crate::lsp::ext::{
+    EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
+    QuickPickParams, QuickPickResult,
+};
+use crate::ui::{Level, Prompter};
+
+/// A fake editor: answers prompts in order from a script and records what it was shown.
+#[derive(Default)]
+pub struct Script {
+    pub answers: Mutex<VecDeque<Value>>,
+    pub shown: Mutex<Vec<Value>>,
+    pub opened: Mutex<Vec<String>>,
+    pub clipboard: Mutex<Vec<String>>,
+    pub messages: Mutex<Vec<String>>,
+    pub caps: EditorCapabilities,
+}
+
+impl Script {
+    pub fn new(answers: Vec<Value>) -> Self {
+        Script {
+            answers: Mutex::new(answers.into()),
+            caps: EditorCapabilities {
+                input_box: true,
+                quick_pick: true,
+                edit_draft: true,
+                clipboard: true,
+                language_model: false,
+            },
+            ..Default::default()
+        }
+    }
+    fn next<T: serde::de::DeserializeOwned>(&self, kind: &str, shown: Value) -> Option<T> {
+        self.shown
+            .lock()
+            .unwrap()
+            .push(json!({"kind": kind, "params": shown}));
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("the script ran out");
+        serde_json::from_value(answer).unwrap()
+    }
+    pub fn shown(&self) -> Vec<Value> {
+        self.shown.lock().unwrap().clone()
+    }
+}
+
+impl Prompter for Script {
+    fn capabilities(&self) -> EditorCapabilities {
+        self.caps
+    }
+    fn input_box(&self, p: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        let r = self.next("input", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn quick_pick(&self, p: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        let r = self.next("pick", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn edit_draft(&self, p: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        let r = self.next("draft", serde_json::to_value(p).unwrap());
+        Box::pin(async move { r })
+    }
+    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
+        self.opened.lock().unwrap().push(url);
+        Box::pin(async { true })
+    }
+    fn clipboard(&self, text: String) {
+        self.clipboard.lock().unwrap().push(text);
+    }
+    fn language_model(&self, _params: Value) -> BoxFuture<'_, Result<Value, String>> {
+        Box::pin(async { Err("no model".to_string()) })
+    }
+    fn show_file(&self, _path: std::path::PathBuf) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+    fn show_message(&self, _level: Level, message: String) {
+        self.messages.lock().unwrap().push(message);
+    }
+}
+
