@@ -63,6 +63,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             "--log-level" => parsed.log_level = Some(value("--log-level")?),
             "--era" => era = value("--era")?.parse()?,
             "lsp" | "demo-server" if subcommand.is_none() => subcommand = Some(arg),
+            // vscode-languageclient appends it for the stdio transport; stdio is the only one.
+            "--stdio" => {}
             other => return Err(format!("unknown argument \"{other}\"")),
         }
     }
@@ -96,6 +98,7 @@ mod tests {
             Command::DemoServer { era: Era::Legacy }
         );
         assert!(p(&["--bogus"]).is_err());
+        assert_eq!(p(&["lsp", "--stdio"]).unwrap().command, Command::Lsp);
         assert!(p(&["--log-file"]).is_err());
         assert!(p(&["demo-server", "--era", "future"]).is_err());
     }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::lsp::ext::{
     EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
@@ -88,4 +88,3 @@ impl Prompter for Script {
         self.messages.lock().unwrap().push(message);
     }
 }
-

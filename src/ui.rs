@@ -27,7 +27,10 @@ pub trait Prompter: Send + Sync {
     fn clipboard(&self, text: String);
     /// The editor's own model (`mcp-sidecar/languageModel`): `params` is a
     /// `sampling/createMessage` params object plus `model`; the answer a `CreateMessageResult`.
-    fn language_model(&self, params: serde_json::Value) -> BoxFuture<'_, Result<serde_json::Value, String>>;
+    fn language_model(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>>;
     /// Opens a local file in the editor (`window/showDocument`, not external).
     fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool>;
     fn show_message(&self, level: Level, message: String);

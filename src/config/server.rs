@@ -32,6 +32,8 @@ pub struct ServerSpec {
     pub timeout: Duration,
     /// `elicitation.policy`: ask (default), decline, or acceptDefaults.
     pub elicitation: crate::elicitation::Policy,
+    /// `sampling.policy`: ask (default), reviewResponse, auto, or never.
+    pub sampling: crate::sampling::Policy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -151,7 +153,16 @@ impl ServerSpec {
                 ))
             })?,
         };
+        let sampling = match obj.get("sampling").and_then(|e| e.get("policy")) {
+            None | Some(Value::Null) => crate::sampling::Policy::default(),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+                err(format!(
+                    "\"sampling.policy\" must be \"ask\", \"reviewResponse\", \"auto\" or \"never\", not {v}"
+                ))
+            })?,
+        };
         Ok(ServerSpec {
+            sampling,
             elicitation,
             name: raw.name.clone(),
             source: raw.source.clone(),

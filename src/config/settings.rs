@@ -15,6 +15,16 @@ pub struct Settings {
     pub max_restarts: u32,
     #[serde(deserialize_with = "elicitation_settings")]
     pub elicitation: crate::elicitation::Settings,
+    #[serde(deserialize_with = "sampling_settings")]
+    pub sampling: crate::sampling::Settings,
+}
+
+/// `sampling: {"provider": "manual", "openai": {...}, "models": [...], "rateLimit": "10/min",
+/// "budget": {"tokensPerHour": 50000}}`.
+fn sampling_settings<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<crate::sampling::Settings, D::Error> {
+    crate::sampling::Settings::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 /// `elicitation: {"rateLimit": "10/min", "idleLimit": "30m"}`.
@@ -46,6 +56,7 @@ impl Default for Settings {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_restarts: 5,
             elicitation: crate::elicitation::Settings::default(),
+            sampling: crate::sampling::Settings::default(),
         }
     }
 }

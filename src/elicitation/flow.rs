@@ -212,7 +212,8 @@ async fn ask(
                         match parse_text(field, &typed) {
                             Ok(v) => return Step::Answer(Some(v)),
                             Err(e) => {
-                                validation_message = Some(e);
+                                // Editors may hide the prompt while a message shows: name the field.
+                                validation_message = Some(format!("{}: {e}", field.label()));
                                 value = Some(typed);
                             }
                         }

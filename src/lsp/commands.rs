@@ -43,6 +43,7 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
             let _permit = backend.gate.enter().map_err(to_lsp)?;
             restart_server(backend, args).await?
         }
+        ext::CMD_OPEN_SAMPLING_LOG => open_sampling_log(backend).await?,
         other => {
             return Err(Error::invalid_params(format!(
                 "unknown command \"{other}\""
@@ -161,6 +162,20 @@ async fn report_progress(
         progress.report(message).await;
     }
     progress.finish().await;
+}
+
+/// Opens the sampling audit log in the editor (created empty if nothing was logged yet).
+async fn open_sampling_log(backend: &Backend) -> Result<Value> {
+    let path = crate::sampling::audit::log_path()
+        .ok_or_else(|| Error::invalid_params("no home or state directory is known"))?;
+    if !path.exists() {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(&path, "");
+    }
+    let opened = crate::ui::Prompter::show_file(&backend.editor(), path.clone()).await;
+    Ok(serde_json::json!({"path": path, "opened": opened}))
 }
 
 async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Value> {

@@ -12,8 +12,8 @@ use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
 use super::ext::{
     CancelPrompt, CancelPromptParams, Clipboard, ClipboardParams, EditDraft, EditDraftParams,
-    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, LanguageModel, QuickPick,
-    QuickPickParams, QuickPickResult,
+    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, LanguageModel,
+    QuickPick, QuickPickParams, QuickPickResult,
 };
 use crate::mcp::CallError;
 use crate::ui::{Level, Prompter};
@@ -168,7 +168,10 @@ impl Prompter for Editor {
         });
     }
 
-    fn language_model(&self, params: serde_json::Value) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+    fn language_model(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
         Box::pin(async move {
             if !self.capabilities.language_model {
                 return Err("the editor offers no language model".into());
@@ -182,7 +185,9 @@ impl Prompter for Editor {
 
     fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            let Ok(uri) = url::Url::from_file_path(&path) else { return false };
+            let Ok(uri) = url::Url::from_file_path(&path) else {
+                return false;
+            };
             let params = ShowDocumentParams {
                 uri,
                 external: Some(false),

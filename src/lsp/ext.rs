@@ -26,12 +26,14 @@ pub const CMD_LIST_SERVERS: &str = "mcp-sidecar.listServers";
 pub const CMD_LIST_TOOLS: &str = "mcp-sidecar.listTools";
 pub const CMD_CALL_TOOL: &str = "mcp-sidecar.callTool";
 pub const CMD_RESTART_SERVER: &str = "mcp-sidecar.restartServer";
+pub const CMD_OPEN_SAMPLING_LOG: &str = "mcp-sidecar.openSamplingLog";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
     CMD_LIST_TOOLS,
     CMD_CALL_TOOL,
     CMD_RESTART_SERVER,
+    CMD_OPEN_SAMPLING_LOG,
 ];
 
 pub const METHODS: &[&str] = &[

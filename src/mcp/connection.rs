@@ -80,6 +80,7 @@ pub async fn connect(
         tools: tools.clone(),
         protocol_version: legacy_version,
         elicitation: spec.elicitation,
+        sampling: spec.sampling,
     });
     let started = tokio::time::timeout(
         spec.timeout,

@@ -11,7 +11,8 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
     FormElicitationCapability, Implementation, InputRequest, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    RequestMetaObject, Root as McpRoot, RootsCapabilities, UrlElicitationCapability,
+    RequestMetaObject, Root as McpRoot, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -21,6 +22,7 @@ use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
 use crate::lsp::ext::{QuickPickItem, QuickPickParams, QuickPickResult};
+use crate::sampling;
 
 /// Invalidated when the server says its tool list changed.
 pub type ToolCache = std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
@@ -32,11 +34,14 @@ pub struct Handler {
     pub tools: Arc<ToolCache>,
     pub protocol_version: ProtocolVersion,
     pub elicitation: Policy,
+    pub sampling: sampling::Policy,
 }
 
 /// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
 /// unknown keywords, shapes rmcp's typed schema would refuse); see `transport::stash_schemas`.
 pub const RAW_SCHEMA_META: &str = "dev.mcp-sidecar/requestedSchema";
+/// Where the transport keeps a `sampling/createMessage` params object exactly as sent.
+pub const RAW_PARAMS_META: &str = "dev.mcp-sidecar/params";
 
 /// The answer to one input request, or the reason the whole call must end.
 pub type Answer = Result<Value, String>;
@@ -44,6 +49,17 @@ pub type Answer = Result<Value, String>;
 impl Handler {
     fn roots_declared(&self) -> bool {
         self.roots != RootsFilter::None
+    }
+
+    /// Sampling is declared when a provider is available: a person with drafts (`manual`
+    /// counts), or a configured model.
+    fn sampling_declared(&self) -> bool {
+        self.sampling != sampling::Policy::Never
+            && (self.host.sampling_settings().provider != sampling::ProviderKind::Manual
+                || self
+                    .host
+                    .ui()
+                    .is_some_and(|ui| ui.capabilities().edit_draft))
     }
 
     /// Elicitation is declared when someone can answer: an editor with input boxes and
@@ -91,9 +107,21 @@ impl Handler {
                     .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 serde_json::to_value(result).map_err(|e| e.to_string())
             }
-            InputRequest::CreateMessage(_) => Err(format!(
-                "the server asked for a model completion (\"{key}\"), which this sidecar does not offer"
-            )),
+            InputRequest::CreateMessage(request) => {
+                if !self.sampling_declared() {
+                    return Err(format!(
+                        "the server asked for a model answer (\"{key}\"), which is not offered to it"
+                    ));
+                }
+                let raw = raw_params(&request.extensions, &request.params);
+                // A refusal ends the call: 2026-07-28 has no way to say no but not retrying.
+                self.sample(raw).await.map_err(|refusal| {
+                    format!(
+                        "{} asked for a model answer and it was refused: {refusal}",
+                        self.server
+                    )
+                })
+            }
             _ => Err(format!(
                 "the server sent an input request of an unknown kind (\"{key}\")"
             )),
@@ -161,6 +189,26 @@ impl Handler {
         retry
     }
 
+    /// One sampling exchange through the drafts and the configured provider.
+    async fn sample(&self, raw: Value) -> Result<Value, sampling::Refusal> {
+        let Some(ui) = self.host.ui() else {
+            return Err(sampling::Refusal::Person("no editor is attached".into()));
+        };
+        let _busy = self.host.clock(&self.server).busy();
+        let settings = self.host.sampling_settings();
+        let provider = make_provider(ui.as_ref(), &settings);
+        let exchange = sampling::Exchange {
+            ui: ui.as_ref(),
+            provider: provider.as_ref(),
+            server: &self.server,
+            policy: self.sampling,
+            settings: &settings,
+            sessions: &self.host.sampling_sessions,
+        };
+        let result = exchange.run(&raw).await?;
+        serde_json::to_value(result).map_err(|e| sampling::Refusal::Invalid(e.to_string()))
+    }
+
     /// Asks the person (or applies the policy). `Err` when the form cannot be shown.
     async fn elicit(
         &self,
@@ -222,8 +270,13 @@ impl Handler {
 }
 
 /// The capabilities declared to a server, in both eras.
-pub fn capabilities(roots: bool, elicitation: bool) -> ClientCapabilities {
+pub fn capabilities(roots: bool, elicitation: bool, sampling: bool) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
+    if sampling {
+        let mut sc = SamplingCapability::default();
+        sc.tools = Some(Default::default());
+        caps.sampling = Some(sc);
+    }
     if roots {
         let mut rc = RootsCapabilities::default();
         rc.list_changed = Some(true);
@@ -241,7 +294,11 @@ pub fn capabilities(roots: bool, elicitation: bool) -> ClientCapabilities {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            capabilities(self.roots_declared(), self.elicitation_declared()),
+            capabilities(
+                self.roots_declared(),
+                self.elicitation_declared(),
+                self.sampling_declared(),
+            ),
             Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(self.protocol_version.clone())
@@ -282,14 +339,45 @@ impl ClientHandler for Handler {
         }
     }
 
+    /// A legacy `sampling/createMessage`: the drafts, then the answer; a refusal is JSON-RPC
+    /// error -1 ("User rejected sampling request").
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        Err(ErrorData::method_not_found::<
-            rmcp::model::CreateMessageRequestMethod,
-        >())
+        if !self.sampling_declared() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::CreateMessageRequestMethod,
+            >());
+        }
+        let raw = context
+            .meta
+            .0
+            .0
+            .get(RAW_PARAMS_META)
+            .cloned()
+            .unwrap_or_else(|| serde_json::to_value(&params).unwrap_or(Value::Null));
+        let answer = tokio::select! {
+            answer = self.sample(raw) => answer,
+            _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
+        };
+        match answer {
+            Ok(result) => serde_json::from_value(result).map_err(|e| {
+                ErrorData::internal_error(format!("could not send the answer: {e}"), None)
+            }),
+            Err(sampling::Refusal::Invalid(message)) => {
+                Err(ErrorData::invalid_params(message, None))
+            }
+            Err(refusal) => {
+                tracing::info!(server = %self.server, "sampling refused: {refusal}");
+                Err(ErrorData::new(
+                    rmcp::model::ErrorCode(-1),
+                    "User rejected sampling request",
+                    Some(serde_json::json!({"reason": refusal.to_string()})),
+                ))
+            }
+        }
     }
 
     async fn on_progress(
@@ -377,6 +465,43 @@ impl ClientHandler for Handler {
         self.host.emit(Event::ToolsChanged {
             server: self.server.to_string(),
         });
+    }
+}
+
+/// The raw params the transport kept, else the typed ones re-serialized.
+fn raw_params<P: serde::Serialize>(extensions: &rmcp::model::Extensions, params: &P) -> Value {
+    extensions
+        .get::<RequestMetaObject>()
+        .and_then(|m| m.0.0.get(RAW_PARAMS_META).cloned())
+        .unwrap_or_else(|| serde_json::to_value(params).unwrap_or(Value::Null))
+}
+
+/// The provider the settings name; one that cannot work here falls back to `manual` (a person
+/// writes the answer), with the reason in the log.
+fn make_provider<'a>(
+    ui: &'a dyn crate::ui::Prompter,
+    settings: &sampling::Settings,
+) -> Box<dyn sampling::provider::Provider + 'a> {
+    use sampling::ProviderKind;
+    use sampling::providers::{EditorModel, Manual};
+    match settings.provider {
+        ProviderKind::Manual => Box::new(Manual),
+        ProviderKind::Editor if ui.capabilities().language_model => Box::new(EditorModel { ui }),
+        ProviderKind::Editor => {
+            tracing::warn!(
+                "sampling.provider is \"editor\" but the editor offers no model; a person answers"
+            );
+            Box::new(Manual)
+        }
+        ProviderKind::Openai => match sampling::openai_provider(settings) {
+            Ok(provider) => provider,
+            Err(e) => {
+                tracing::warn!(
+                    "sampling.provider \"openai\" cannot be used ({e}); a person answers"
+                );
+                Box::new(Manual)
+            }
+        },
     }
 }
 

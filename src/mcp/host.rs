@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::elicitation;
 use crate::lsp::ext::ServerStatusParams;
 use crate::roots::Root;
+use crate::sampling;
 use crate::ui::Prompter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +51,8 @@ pub struct Host {
     ui: RwLock<Option<Arc<dyn Prompter>>>,
     elicitation: RwLock<elicitation::Settings>,
     pub limiter: elicitation::RateLimiter,
+    sampling: RwLock<sampling::Settings>,
+    pub sampling_sessions: sampling::Sessions,
     clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
     completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
 }
@@ -104,6 +107,8 @@ impl Host {
             ui: RwLock::new(None),
             elicitation: RwLock::new(elicitation::Settings::default()),
             limiter: elicitation::RateLimiter::default(),
+            sampling: RwLock::new(sampling::Settings::default()),
+            sampling_sessions: sampling::Sessions::default(),
             clocks: Mutex::new(HashMap::new()),
             completions: Mutex::new(HashMap::new()),
         };
@@ -138,6 +143,17 @@ impl Host {
 
     pub fn elicitation_settings(&self) -> elicitation::Settings {
         self.elicitation
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_sampling_settings(&self, settings: sampling::Settings) {
+        *self.sampling.write().unwrap_or_else(|e| e.into_inner()) = settings;
+    }
+
+    pub fn sampling_settings(&self) -> sampling::Settings {
+        self.sampling
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()

@@ -56,6 +56,8 @@ impl Manager {
             let roots_changed = inner.settings.roots != resolved.settings.roots;
             self.host
                 .set_elicitation_settings(resolved.settings.elicitation.clone());
+            self.host
+                .set_sampling_settings(resolved.settings.sampling.clone());
             inner.settings = resolved.settings;
             let limits = Limits {
                 max_message_bytes: inner.settings.max_message_bytes,

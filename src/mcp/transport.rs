@@ -16,7 +16,7 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
 use serde_json::{Value, json};
 
-use super::handler::RAW_SCHEMA_META;
+use super::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
 use super::process::Diagnostics;
 
 pub struct StdioTransport {
@@ -68,7 +68,9 @@ pub fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Skip;
     }
-    let typed = if memchr::memmem::find(line, b"elicitation/create").is_some() {
+    let typed = if memchr::memmem::find(line, b"elicitation/create").is_some()
+        || memchr::memmem::find(line, b"sampling/createMessage").is_some()
+    {
         serde_json::from_slice::<Value>(line)
             .map(|mut v| {
                 stash_schemas(&mut v);
@@ -106,11 +108,20 @@ pub fn parse_line(line: &[u8]) -> Line {
 /// results. rmcp's typed schema loses property order and refuses shapes outside the spec's
 /// subset; the sidecar's own form parser reads the raw one and answers refusals properly.
 pub fn stash_schemas(message: &mut Value) {
-    if message.get("method").and_then(Value::as_str) == Some("elicitation/create") {
-        if let Some(params) = message.get_mut("params") {
-            stash_one(params);
+    match message.get("method").and_then(Value::as_str) {
+        Some("elicitation/create") => {
+            if let Some(params) = message.get_mut("params") {
+                stash_one(params);
+            }
+            return;
         }
-        return;
+        Some("sampling/createMessage") => {
+            if let Some(params) = message.get_mut("params") {
+                stash_raw(params);
+            }
+            return;
+        }
+        _ => {}
     }
     let requests = message
         .get_mut("result")
@@ -118,11 +129,31 @@ pub fn stash_schemas(message: &mut Value) {
         .and_then(|r| r.get_mut("inputRequests"))
         .and_then(Value::as_object_mut);
     for request in requests.into_iter().flat_map(|m| m.values_mut()) {
-        if request.get("method").and_then(Value::as_str) == Some("elicitation/create")
-            && let Some(params) = request.get_mut("params")
-        {
-            stash_one(params);
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(params) = request.get_mut("params") else {
+            continue;
+        };
+        match method.as_deref() {
+            Some("elicitation/create") => stash_one(params),
+            Some("sampling/createMessage") => stash_raw(params),
+            _ => {}
         }
+    }
+}
+
+/// Keeps a whole `sampling/createMessage` params object as sent (rmcp's types round floats
+/// through f32), under [`RAW_PARAMS_META`].
+fn stash_raw(params: &mut Value) {
+    let raw = params.clone();
+    let Some(obj) = params.as_object_mut() else {
+        return;
+    };
+    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(RAW_PARAMS_META.into(), raw);
     }
 }
 

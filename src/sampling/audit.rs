@@ -22,12 +22,18 @@ pub fn append(entry: &Value) {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
         let mut line = serde_json::to_vec(entry)?;
         line.push(b'\n');
         file.write_all(&line)
     })();
     if let Err(e) = result {
-        tracing::warn!("could not append to the sampling audit log {}: {e}", path.display());
+        tracing::warn!(
+            "could not append to the sampling audit log {}: {e}",
+            path.display()
+        );
     }
 }

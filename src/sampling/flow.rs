@@ -3,12 +3,12 @@
 
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::draft::{self, RequestChoices};
 use super::provider::Provider;
 use super::types::{Block, CreateMessageParams, CreateMessageResult, Role};
-use super::{audit, models, Policy, Refusal, Sessions, Settings};
+use super::{Policy, Refusal, Sessions, Settings, audit, models};
 use crate::lsp::ext::{DraftKind, EditDraftParams, EditDraftResult};
 use crate::ui::{Level, Prompter};
 
@@ -50,16 +50,29 @@ impl Exchange<'_> {
         outcome
     }
 
-    async fn exchange(&self, raw: &Value, entry: &mut Value) -> Result<CreateMessageResult, Refusal> {
+    async fn exchange(
+        &self,
+        raw: &Value,
+        entry: &mut Value,
+    ) -> Result<CreateMessageResult, Refusal> {
         if self.policy == Policy::Never {
             entry["decidedBy"] = json!("policy: never");
-            return Err(Refusal::Policy(format!("sampling is turned off for {}", self.server)));
+            return Err(Refusal::Policy(format!(
+                "sampling is turned off for {}",
+                self.server
+            )));
         }
         let request: CreateMessageParams = serde_json::from_value(raw.clone())
             .map_err(|e| Refusal::Invalid(format!("the sampling request is malformed: {e}")))?;
-        if let Some(reason) = self.sessions.over_limit(self.server, self.settings, request.estimated_tokens()) {
+        if let Some(reason) =
+            self.sessions
+                .over_limit(self.server, self.settings, request.estimated_tokens())
+        {
             entry["decidedBy"] = json!("limit");
-            tracing::warn!(server = self.server, "refusing a sampling request: {reason}");
+            tracing::warn!(
+                server = self.server,
+                "refusing a sampling request: {reason}"
+            );
             return Err(Refusal::Limit(reason));
         }
         let choices = RequestChoices {
@@ -82,7 +95,10 @@ impl Exchange<'_> {
         entry["requestEdited"] = json!(entry["requestSent"] != entry["requestReceived"]);
         entry["model"] = json!(choices.model);
         let t = Instant::now();
-        let answer = self.provider.complete(&request, choices.model.as_deref()).await;
+        let answer = self
+            .provider
+            .complete(&request, choices.model.as_deref())
+            .await;
         entry["modelMs"] = json!(t.elapsed().as_millis() as u64);
         let (draft_result, note) = match answer {
             Ok(result) => (result, None),
@@ -97,7 +113,10 @@ impl Exchange<'_> {
                     model: "manual".into(),
                     stop_reason: Some("endTurn".into()),
                 },
-                Some(format!("{} failed: {e}. Write the answer yourself, or Reject.", self.provider.name())),
+                Some(format!(
+                    "{} failed: {e}. Write the answer yourself, or Reject.",
+                    self.provider.name()
+                )),
             ),
         };
         entry["modelDraft"] = serde_json::to_value(&draft_result).unwrap_or(Value::Null);
@@ -120,35 +139,65 @@ impl Exchange<'_> {
         let mut text = draft::render_request(self.server, request, choices);
         let mut problems = Vec::new();
         loop {
-            let answer = self.ask(DraftKind::SamplingRequest, format!("{} wants a model answer", self.server), &text, problems).await;
+            let answer = self
+                .ask(
+                    DraftKind::SamplingRequest,
+                    format!("{} wants a model answer", self.server),
+                    &text,
+                    problems,
+                )
+                .await;
             match answer {
-                Some(EditDraftResult::Accept { text: edited }) => match draft::parse_request(&edited) {
-                    Ok(parsed) => return Ok(parsed),
-                    Err(found) => {
-                        problems = found;
-                        text = edited;
+                Some(EditDraftResult::Accept { text: edited }) => {
+                    match draft::parse_request(&edited) {
+                        Ok(parsed) => return Ok(parsed),
+                        Err(found) => {
+                            problems = found;
+                            text = edited;
+                        }
                     }
-                },
-                Some(EditDraftResult::Reject) => return Err(Refusal::Person("the person rejected the request".into())),
-                None => return Err(Refusal::Person("the person closed the request draft".into())),
+                }
+                Some(EditDraftResult::Reject) => {
+                    return Err(Refusal::Person("the person rejected the request".into()));
+                }
+                None => {
+                    return Err(Refusal::Person(
+                        "the person closed the request draft".into(),
+                    ));
+                }
             }
         }
     }
 
-    async fn review_answer(&self, result: &CreateMessageResult, note: Option<&str>) -> Result<CreateMessageResult, Refusal> {
+    async fn review_answer(
+        &self,
+        result: &CreateMessageResult,
+        note: Option<&str>,
+    ) -> Result<CreateMessageResult, Refusal> {
         let mut text = draft::render_response(self.server, result, note);
         let mut problems = Vec::new();
         loop {
-            let answer = self.ask(DraftKind::SamplingResponse, format!("Answer for {}", self.server), &text, problems).await;
+            let answer = self
+                .ask(
+                    DraftKind::SamplingResponse,
+                    format!("Answer for {}", self.server),
+                    &text,
+                    problems,
+                )
+                .await;
             match answer {
-                Some(EditDraftResult::Accept { text: edited }) => match draft::parse_response(&edited) {
-                    Ok(parsed) => return Ok(parsed),
-                    Err(found) => {
-                        problems = found;
-                        text = edited;
+                Some(EditDraftResult::Accept { text: edited }) => {
+                    match draft::parse_response(&edited) {
+                        Ok(parsed) => return Ok(parsed),
+                        Err(found) => {
+                            problems = found;
+                            text = edited;
+                        }
                     }
-                },
-                Some(EditDraftResult::Reject) => return Err(Refusal::Person("the person rejected the answer".into())),
+                }
+                Some(EditDraftResult::Reject) => {
+                    return Err(Refusal::Person("the person rejected the answer".into()));
+                }
                 None => return Err(Refusal::Person("the person closed the answer draft".into())),
             }
         }
@@ -164,7 +213,10 @@ impl Exchange<'_> {
         if !self.ui.capabilities().edit_draft {
             self.ui.show_message(
                 Level::Warning,
-                format!("{} asked for a model answer, but this editor cannot show drafts; refused.", self.server),
+                format!(
+                    "{} asked for a model answer, but this editor cannot show drafts; refused.",
+                    self.server
+                ),
             );
             return None;
         }

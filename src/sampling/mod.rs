@@ -90,7 +90,8 @@ impl Settings {
         struct Budget {
             tokens_per_hour: u64,
         }
-        let raw: Raw = serde_json::from_value(value).map_err(|e| format!("invalid sampling settings: {e}"))?;
+        let raw: Raw =
+            serde_json::from_value(value).map_err(|e| format!("invalid sampling settings: {e}"))?;
         let mut settings = Settings {
             provider: raw.provider,
             openai: raw.openai,
@@ -105,6 +106,15 @@ impl Settings {
         }
         Ok(settings)
     }
+}
+
+/// The OpenAI-compatible provider from `sampling.openai`.
+pub fn openai_provider(settings: &Settings) -> Result<Box<dyn provider::Provider>, String> {
+    let _config = settings
+        .openai
+        .clone()
+        .ok_or("sampling.openai is not configured")?;
+    Err("the openai provider is not built in yet".into())
 }
 
 /// Why a request was refused.
@@ -133,11 +143,17 @@ pub struct Sessions {
 
 impl Sessions {
     pub fn remembered(&self, server: &str) -> bool {
-        self.remembered.lock().unwrap_or_else(|e| e.into_inner()).contains(server)
+        self.remembered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(server)
     }
 
     pub fn remember(&self, server: &str) {
-        self.remembered.lock().unwrap_or_else(|e| e.into_inner()).insert(server.to_string());
+        self.remembered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(server.to_string());
     }
 
     /// Records the tokens an accepted exchange used.
@@ -168,7 +184,10 @@ impl Sessions {
             ));
         }
         if !self.limiter.admit(server, &settings.rate_limit) {
-            return Some(format!("{server} sent more than {} sampling requests in {:?}", settings.rate_limit.count, settings.rate_limit.per));
+            return Some(format!(
+                "{server} sent more than {} sampling requests in {:?}",
+                settings.rate_limit.count, settings.rate_limit.per
+            ));
         }
         None
     }

@@ -25,8 +25,13 @@ pub fn choose(preferences: Option<&ModelPreferences>, models: &[ModelSpec]) -> O
     }
     let prefs = preferences.cloned().unwrap_or_default();
     for hint in prefs.hints.iter().flatten() {
-        let Some(name) = hint.name.as_deref().map(str::to_lowercase) else { continue };
-        if let Some(m) = models.iter().find(|m| m.name.to_lowercase().contains(&name)) {
+        let Some(name) = hint.name.as_deref().map(str::to_lowercase) else {
+            continue;
+        };
+        if let Some(m) = models
+            .iter()
+            .find(|m| m.name.to_lowercase().contains(&name))
+        {
             return Some(m.name.clone());
         }
     }
@@ -35,7 +40,8 @@ pub fn choose(preferences: Option<&ModelPreferences>, models: &[ModelSpec]) -> O
         prefs.speed_priority.unwrap_or(0.0),
         prefs.intelligence_priority.unwrap_or(0.0),
     );
-    let score = |m: &ModelSpec| weights.0 * m.cost + weights.1 * m.speed + weights.2 * m.intelligence;
+    let score =
+        |m: &ModelSpec| weights.0 * m.cost + weights.1 * m.speed + weights.2 * m.intelligence;
     models
         .iter()
         .enumerate()
@@ -60,10 +66,33 @@ mod tests {
     #[test]
     fn hints_first_then_priorities() {
         let p = |v| serde_json::from_value::<ModelPreferences>(v).unwrap();
-        assert_eq!(choose(Some(&p(json!({"hints": [{"name": "gemini"}, {"name": "Sonnet"}]}))), &models()).as_deref(), Some("claude-3-5-sonnet"));
-        assert_eq!(choose(Some(&p(json!({"intelligencePriority": 1.0}))), &models()).as_deref(), Some("claude-3-5-sonnet"));
-        assert_eq!(choose(Some(&p(json!({"costPriority": 1.0, "speedPriority": 0.5}))), &models()).as_deref(), Some("llama3.2:1b"));
-        assert_eq!(choose(None, &models()).as_deref(), Some("llama3.2:1b"), "no preference: the first");
+        assert_eq!(
+            choose(
+                Some(&p(
+                    json!({"hints": [{"name": "gemini"}, {"name": "Sonnet"}]})
+                )),
+                &models()
+            )
+            .as_deref(),
+            Some("claude-3-5-sonnet")
+        );
+        assert_eq!(
+            choose(Some(&p(json!({"intelligencePriority": 1.0}))), &models()).as_deref(),
+            Some("claude-3-5-sonnet")
+        );
+        assert_eq!(
+            choose(
+                Some(&p(json!({"costPriority": 1.0, "speedPriority": 0.5}))),
+                &models()
+            )
+            .as_deref(),
+            Some("llama3.2:1b")
+        );
+        assert_eq!(
+            choose(None, &models()).as_deref(),
+            Some("llama3.2:1b"),
+            "no preference: the first"
+        );
         assert_eq!(choose(None, &[]), None);
     }
 }

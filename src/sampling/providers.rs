@@ -46,13 +46,21 @@ impl Provider for EditorModel<'_> {
         model: Option<&'a str>,
     ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>> {
         Box::pin(async move {
-            let mut params = serde_json::to_value(request).map_err(|e| ProviderError(e.to_string()))?;
+            let mut params =
+                serde_json::to_value(request).map_err(|e| ProviderError(e.to_string()))?;
             if let Some(model) = model {
                 params["model"] = serde_json::Value::String(model.to_string());
             }
-            let answer = self.ui.language_model(params).await.map_err(ProviderError)?;
-            serde_json::from_value(answer)
-                .map_err(|e| ProviderError(format!("the editor's model answered something unreadable: {e}")))
+            let answer = self
+                .ui
+                .language_model(params)
+                .await
+                .map_err(ProviderError)?;
+            serde_json::from_value(answer).map_err(|e| {
+                ProviderError(format!(
+                    "the editor's model answered something unreadable: {e}"
+                ))
+            })
         })
     }
 }

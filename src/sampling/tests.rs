@@ -1,6 +1,6 @@
 //! The sampling flow driven by a scripted editor: both drafts edited, refusals, policies, limits.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::providers::Manual;
 use super::*;
@@ -18,9 +18,20 @@ fn settings() -> Settings {
     }
 }
 
-async fn run(script: &Script, policy: Policy, sessions: &Sessions) -> Result<types::CreateMessageResult, Refusal> {
+async fn run(
+    script: &Script,
+    policy: Policy,
+    sessions: &Sessions,
+) -> Result<types::CreateMessageResult, Refusal> {
     let settings = settings();
-    let exchange = Exchange { ui: script, provider: &Manual, server: "flights", policy, settings: &settings, sessions };
+    let exchange = Exchange {
+        ui: script,
+        provider: &Manual,
+        server: "flights",
+        policy,
+        settings: &settings,
+        sessions,
+    };
     exchange.run(&raw()).await
 }
 
@@ -34,17 +45,42 @@ async fn both_drafts_are_shown_and_only_the_accepted_answer_goes_back() {
     let script = Script::new(vec![]);
     let sessions = Sessions::default();
     let settings = settings();
-    let exchange = Exchange { ui: &script, provider: &Manual, server: "flights", policy: Policy::Ask, settings: &settings, sessions: &sessions };
-    let request_text = draft::render_request("flights", &serde_json::from_value(raw()).unwrap(), &draft::RequestChoices { model: Some("gpt-4o-mini".into()), remember_session: false });
+    let exchange = Exchange {
+        ui: &script,
+        provider: &Manual,
+        server: "flights",
+        policy: Policy::Ask,
+        settings: &settings,
+        sessions: &sessions,
+    };
+    let request_text = draft::render_request(
+        "flights",
+        &serde_json::from_value(raw()).unwrap(),
+        &draft::RequestChoices {
+            model: Some("gpt-4o-mini".into()),
+            remember_session: false,
+        },
+    );
     let edited_request = request_text.replace("Which flight?", "Which flight is cheapest?");
-    let answer_text = "model: manual\nstopReason: endTurn\n\n### assistant\n\nFlight 3, 120 EUR.\n".to_string();
-    script.answers.lock().unwrap().extend([accept(edited_request), accept(answer_text)]);
+    let answer_text =
+        "model: manual\nstopReason: endTurn\n\n### assistant\n\nFlight 3, 120 EUR.\n".to_string();
+    script
+        .answers
+        .lock()
+        .unwrap()
+        .extend([accept(edited_request), accept(answer_text)]);
     let result = exchange.run(&raw()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("Flight 3, 120 EUR."));
     assert_eq!(result.model, "manual");
     let shown = script.shown();
     assert_eq!(shown[0]["params"]["kind"], "samplingRequest");
-    assert!(shown[0]["params"]["text"].as_str().unwrap().contains("model: gpt-4o-mini"), "hint matched a configured model");
+    assert!(
+        shown[0]["params"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("model: gpt-4o-mini"),
+        "hint matched a configured model"
+    );
     assert_eq!(shown[1]["params"]["kind"], "samplingResponse");
 }
 
@@ -56,35 +92,67 @@ async fn a_broken_draft_is_reopened_with_problems_and_the_text_kept() {
         json!({"action": "reject"}),
     ]);
     let out = run(&script, Policy::Ask, &Sessions::default()).await;
-    assert_eq!(out, Err(Refusal::Person("the person rejected the answer".into())));
+    assert_eq!(
+        out,
+        Err(Refusal::Person("the person rejected the answer".into()))
+    );
     let shown = script.shown();
-    assert_eq!(shown[1]["params"]["text"], "maxTokens: lots\n\n### user\n\nhi\n");
+    assert_eq!(
+        shown[1]["params"]["text"],
+        "maxTokens: lots\n\n### user\n\nhi\n"
+    );
     assert_eq!(shown[1]["params"]["problems"][0]["line"], 0);
 }
 
 #[tokio::test]
 async fn reject_and_close_refuse_and_policies_skip_drafts() {
     let script = Script::new(vec![json!({"action": "reject"})]);
-    assert!(matches!(run(&script, Policy::Ask, &Sessions::default()).await, Err(Refusal::Person(_))));
+    assert!(matches!(
+        run(&script, Policy::Ask, &Sessions::default()).await,
+        Err(Refusal::Person(_))
+    ));
     let script = Script::new(vec![Value::Null]);
-    assert!(matches!(run(&script, Policy::Ask, &Sessions::default()).await, Err(Refusal::Person(_))));
+    assert!(matches!(
+        run(&script, Policy::Ask, &Sessions::default()).await,
+        Err(Refusal::Person(_))
+    ));
     // reviewResponse: only the answer draft.
     let script = Script::new(vec![accept("model: m\n\n### assistant\n\nok\n".into())]);
-    assert!(run(&script, Policy::ReviewResponse, &Sessions::default()).await.is_ok());
+    assert!(
+        run(&script, Policy::ReviewResponse, &Sessions::default())
+            .await
+            .is_ok()
+    );
     assert_eq!(script.shown().len(), 1);
     // auto: no drafts; never: refused.
     let script = Script::new(vec![]);
-    assert_eq!(run(&script, Policy::Auto, &Sessions::default()).await.unwrap().model, "manual");
-    assert!(matches!(run(&script, Policy::Never, &Sessions::default()).await, Err(Refusal::Policy(_))));
+    assert_eq!(
+        run(&script, Policy::Auto, &Sessions::default())
+            .await
+            .unwrap()
+            .model,
+        "manual"
+    );
+    assert!(matches!(
+        run(&script, Policy::Never, &Sessions::default()).await,
+        Err(Refusal::Policy(_))
+    ));
     assert!(script.shown().is_empty());
 }
 
 #[tokio::test]
 async fn remember_session_skips_the_request_draft_next_time_and_limits_refuse_without_prompts() {
     let sessions = Sessions::default();
-    let text = draft::render_request("flights", &serde_json::from_value(raw()).unwrap(), &draft::RequestChoices::default())
-        .replace("remember: no", "remember: session");
-    let script = Script::new(vec![accept(text), accept("model: m\n\n### assistant\n\nok\n".into())]);
+    let text = draft::render_request(
+        "flights",
+        &serde_json::from_value(raw()).unwrap(),
+        &draft::RequestChoices::default(),
+    )
+    .replace("remember: no", "remember: session");
+    let script = Script::new(vec![
+        accept(text),
+        accept("model: m\n\n### assistant\n\nok\n".into()),
+    ]);
     run(&script, Policy::Ask, &sessions).await.unwrap();
     let script = Script::new(vec![accept("model: m\n\n### assistant\n\nok\n".into())]);
     run(&script, Policy::Ask, &sessions).await.unwrap();
@@ -92,6 +160,9 @@ async fn remember_session_skips_the_request_draft_next_time_and_limits_refuse_wi
     // Budget: spent tokens this hour over the limit → refused, no prompt.
     sessions.spend("flights", 1_000_000);
     let script = Script::new(vec![]);
-    assert!(matches!(run(&script, Policy::Ask, &sessions).await, Err(Refusal::Limit(_))));
+    assert!(matches!(
+        run(&script, Policy::Ask, &sessions).await,
+        Err(Refusal::Limit(_))
+    ));
     assert!(script.shown().is_empty());
 }

@@ -140,7 +140,9 @@ impl<'de> Deserialize<'de> for Block {
             return Ok(Block::Text { text, extra });
         }
         if !value.is_object() {
-            return Err(serde::de::Error::custom("a content block must be an object"));
+            return Err(serde::de::Error::custom(
+                "a content block must be an object",
+            ));
         }
         Ok(Block::Other(value))
     }
@@ -199,7 +201,11 @@ impl CreateMessageParams {
 
 impl CreateMessageResult {
     pub fn estimated_tokens(&self) -> u64 {
-        let chars: usize = self.content.iter().map(|b| b.as_text().map_or(64, str::len)).sum();
+        let chars: usize = self
+            .content
+            .iter()
+            .map(|b| b.as_text().map_or(64, str::len))
+            .sum();
         (chars / 4) as u64
     }
 }

@@ -8,7 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use super::types::{Block, CreateMessageParams, CreateMessageResult, ModelPreferences, Role, SamplingMessage};
+use super::types::{
+    Block, CreateMessageParams, CreateMessageResult, ModelPreferences, Role, SamplingMessage,
+};
 use crate::lsp::ext::DraftProblem;
 
 const FENCE: &str = "```mcp";
@@ -27,8 +29,10 @@ pub struct RequestChoices {
 }
 
 fn is_marker(line: &str) -> bool {
-    matches!(line, "### system" | "### user" | "### assistant" | FENCE | NEXT)
-        || (line.starts_with(META) && line.ends_with(META_END))
+    matches!(
+        line,
+        "### system" | "### user" | "### assistant" | FENCE | NEXT
+    ) || (line.starts_with(META) && line.ends_with(META_END))
 }
 
 fn escape(line: &str) -> String {
@@ -77,7 +81,11 @@ fn push_blocks(out: &mut Vec<String>, blocks: &[Block]) {
 }
 
 /// The request draft.
-pub fn render_request(server: &str, request: &CreateMessageParams, choices: &RequestChoices) -> String {
+pub fn render_request(
+    server: &str,
+    request: &CreateMessageParams,
+    choices: &RequestChoices,
+) -> String {
     let mut out = vec![
         format!("# Sampling request from `{server}`"),
         String::new(),
@@ -86,7 +94,14 @@ pub fn render_request(server: &str, request: &CreateMessageParams, choices: &Req
         ),
         String::new(),
         format!("model: {}", choices.model.as_deref().unwrap_or("")),
-        format!("remember: {}", if choices.remember_session { "session" } else { "no" }),
+        format!(
+            "remember: {}",
+            if choices.remember_session {
+                "session"
+            } else {
+                "no"
+            }
+        ),
         format!("maxTokens: {}", request.max_tokens),
     ];
     if let Some(t) = request.temperature {
@@ -118,7 +133,10 @@ pub fn render_request(server: &str, request: &CreateMessageParams, choices: &Req
     for message in &request.messages {
         out.push(format!("### {}", message.role.as_str()));
         if let Some(meta) = &message.meta {
-            out.push(format!("{META}{}{META_END}", json(&serde_json::json!({"message": meta}))));
+            out.push(format!(
+                "{META}{}{META_END}",
+                json(&serde_json::json!({"message": meta}))
+            ));
         }
         push_blocks(&mut out, &message.content);
     }
@@ -140,7 +158,10 @@ pub fn render_response(server: &str, result: &CreateMessageResult, note: Option<
         out.push(String::new());
     }
     out.push(format!("model: {}", result.model));
-    out.push(format!("stopReason: {}", result.stop_reason.as_deref().unwrap_or("")));
+    out.push(format!(
+        "stopReason: {}",
+        result.stop_reason.as_deref().unwrap_or("")
+    ));
     out.push(String::new());
     out.push(format!("### {}", result.role.as_str()));
     push_blocks(&mut out, &result.content);
@@ -160,7 +181,10 @@ struct Parsed {
 }
 
 fn problem(line: u32, message: impl Into<String>) -> DraftProblem {
-    DraftProblem { line, message: message.into() }
+    DraftProblem {
+        line,
+        message: message.into(),
+    }
 }
 
 /// Splits a draft into settings and sections of blocks.
@@ -173,7 +197,9 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
     let mut i = 0;
     // Settings: `key: value` lines before the first section.
     while i < lines.len() && !lines[i].starts_with("### ") {
-        if let Some((key, value)) = lines[i].split_once(": ").or_else(|| lines[i].strip_suffix(':').map(|k| (k, "")))
+        if let Some((key, value)) = lines[i]
+            .split_once(": ")
+            .or_else(|| lines[i].strip_suffix(':').map(|k| (k, "")))
             && !key.is_empty()
             && key.chars().all(|c| c.is_ascii_alphabetic())
         {
@@ -183,7 +209,9 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
     }
     let mut run: Option<Vec<&str>> = None;
     let mut extra: Option<Map<String, Value>> = None;
-    let flush = |run: &mut Option<Vec<&str>>, extra: &mut Option<Map<String, Value>>, blocks: &mut Vec<Block>| {
+    let flush = |run: &mut Option<Vec<&str>>,
+                 extra: &mut Option<Map<String, Value>>,
+                 blocks: &mut Vec<Block>| {
         if let Some(mut lines) = run.take() {
             if lines.first() == Some(&"") {
                 lines.remove(0);
@@ -192,7 +220,11 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
                 lines.pop();
             }
             blocks.push(Block::Text {
-                text: lines.iter().map(|l| unescape(l)).collect::<Vec<_>>().join("\n"),
+                text: lines
+                    .iter()
+                    .map(|l| unescape(l))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
                 extra: extra.take().unwrap_or_default(),
             });
         }
@@ -205,7 +237,12 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
             if let Some(section) = sections.last_mut() {
                 flush(&mut run, &mut extra, &mut section.blocks);
             }
-            sections.push(Section { heading: heading.into(), line: i as u32, meta: None, blocks: Vec::new() });
+            sections.push(Section {
+                heading: heading.into(),
+                line: i as u32,
+                meta: None,
+                blocks: Vec::new(),
+            });
         } else if sections.is_empty() {
             // Nothing outside sections after the settings but blank lines.
             if !line.trim().is_empty() {
@@ -217,29 +254,46 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
             match (lines.get(i + 1), lines.get(i + 2)) {
                 (Some(body), Some(&FENCE_END)) => match serde_json::from_str::<Value>(body) {
                     Ok(v) if v.is_object() => {
-                        let block: Block = serde_json::from_value(v).unwrap_or_else(|_| Block::Other(Value::Null));
+                        let block: Block =
+                            serde_json::from_value(v).unwrap_or_else(|_| Block::Other(Value::Null));
                         section.blocks.push(block);
                     }
-                    Ok(_) => problems.push(problem(i as u32 + 1, "an mcp block must be a JSON object")),
-                    Err(e) => problems.push(problem(i as u32 + 1, format!("this mcp block is not valid JSON: {e}"))),
+                    Ok(_) => {
+                        problems.push(problem(i as u32 + 1, "an mcp block must be a JSON object"))
+                    }
+                    Err(e) => problems.push(problem(
+                        i as u32 + 1,
+                        format!("this mcp block is not valid JSON: {e}"),
+                    )),
                 },
-                _ => problems.push(problem(i as u32, "an mcp block is one line of JSON between ```mcp and ```")),
+                _ => problems.push(problem(
+                    i as u32,
+                    "an mcp block is one line of JSON between ```mcp and ```",
+                )),
             }
             i += 3;
             continue;
         } else if line == NEXT {
             let section = sections.last_mut().expect("checked above");
             flush(&mut run, &mut extra, &mut section.blocks);
-        } else if let Some(meta) = line.strip_prefix(META).and_then(|l| l.strip_suffix(META_END)) {
+        } else if let Some(meta) = line
+            .strip_prefix(META)
+            .and_then(|l| l.strip_suffix(META_END))
+        {
             let section = sections.last_mut().expect("checked above");
             flush(&mut run, &mut extra, &mut section.blocks);
             match serde_json::from_str::<Map<String, Value>>(meta) {
                 Ok(mut m) => match m.remove("message") {
                     Some(message_meta) if m.is_empty() => section.meta = Some(message_meta),
-                    Some(_) => problems.push(problem(i as u32, "unexpected keys in a message marker")),
+                    Some(_) => {
+                        problems.push(problem(i as u32, "unexpected keys in a message marker"))
+                    }
                     None => extra = Some(m),
                 },
-                Err(e) => problems.push(problem(i as u32, format!("this marker is not valid JSON: {e}"))),
+                Err(e) => problems.push(problem(
+                    i as u32,
+                    format!("this marker is not valid JSON: {e}"),
+                )),
             }
         } else {
             run.get_or_insert_with(Vec::new).push(line);
@@ -271,7 +325,9 @@ fn setting_json<T: serde::de::DeserializeOwned>(
 }
 
 /// Parses an edited request draft.
-pub fn parse_request(text: &str) -> Result<(CreateMessageParams, RequestChoices), Vec<DraftProblem>> {
+pub fn parse_request(
+    text: &str,
+) -> Result<(CreateMessageParams, RequestChoices), Vec<DraftProblem>> {
     let (parsed, mut problems) = parse(text);
     let mut choices = RequestChoices::default();
     let mut request = CreateMessageParams {
@@ -294,18 +350,26 @@ pub fn parse_request(text: &str) -> Result<(CreateMessageParams, RequestChoices)
             "remember" => match value.as_str() {
                 "session" => choices.remember_session = true,
                 "no" | "" => {}
-                other => problems.push(problem(line, format!("remember is \"no\" or \"session\", not \"{other}\""))),
+                other => problems.push(problem(
+                    line,
+                    format!("remember is \"no\" or \"session\", not \"{other}\""),
+                )),
             },
             "maxTokens" => match value.parse::<u64>() {
                 Ok(n) if n > 0 => max_tokens = Some(n),
                 _ => problems.push(problem(line, "maxTokens must be a positive whole number")),
             },
             "temperature" => request.temperature = setting_json(key, value, line, &mut problems),
-            "stopSequences" => request.stop_sequences = setting_json(key, value, line, &mut problems),
-            "modelPreferences" => {
-                request.model_preferences = setting_json::<ModelPreferences>(key, value, line, &mut problems)
+            "stopSequences" => {
+                request.stop_sequences = setting_json(key, value, line, &mut problems)
             }
-            "includeContext" => request.include_context = (!value.is_empty()).then(|| value.clone()),
+            "modelPreferences" => {
+                request.model_preferences =
+                    setting_json::<ModelPreferences>(key, value, line, &mut problems)
+            }
+            "includeContext" => {
+                request.include_context = (!value.is_empty()).then(|| value.clone())
+            }
             "metadata" => request.metadata = setting_json(key, value, line, &mut problems),
             "tools" => request.tools = setting_json(key, value, line, &mut problems),
             "toolChoice" => request.tool_choice = setting_json(key, value, line, &mut problems),
@@ -320,22 +384,41 @@ pub fn parse_request(text: &str) -> Result<(CreateMessageParams, RequestChoices)
     for (n, section) in parsed.sections.into_iter().enumerate() {
         match section.heading.as_str() {
             "system" if n == 0 => match section.blocks.as_slice() {
-                [Block::Text { text, extra }] if extra.is_empty() => request.system_prompt = Some(text.clone()),
+                [Block::Text { text, extra }] if extra.is_empty() => {
+                    request.system_prompt = Some(text.clone())
+                }
                 [] => request.system_prompt = Some(String::new()),
-                _ => problems.push(problem(section.line, "the system prompt is plain text only")),
+                _ => problems.push(problem(
+                    section.line,
+                    "the system prompt is plain text only",
+                )),
             },
-            "system" => problems.push(problem(section.line, "### system must come before the messages")),
+            "system" => problems.push(problem(
+                section.line,
+                "### system must come before the messages",
+            )),
             role => request.messages.push(SamplingMessage {
-                role: if role == "user" { Role::User } else { Role::Assistant },
+                role: if role == "user" {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
                 content: section.blocks,
                 meta: section.meta,
             }),
         }
     }
     if request.messages.is_empty() {
-        problems.push(problem(0, "the request needs at least one ### user message"));
+        problems.push(problem(
+            0,
+            "the request needs at least one ### user message",
+        ));
     }
-    if problems.is_empty() { Ok((request, choices)) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok((request, choices))
+    } else {
+        Err(problems)
+    }
 }
 
 /// Parses an edited answer draft.
@@ -352,18 +435,28 @@ pub fn parse_response(text: &str) -> Result<CreateMessageResult, Vec<DraftProble
         }
     }
     if model.is_empty() {
-        problems.push(problem(0, "model is missing (name the model, or \"manual\")"));
+        problems.push(problem(
+            0,
+            "model is missing (name the model, or \"manual\")",
+        ));
     }
     let mut sections = parsed.sections.into_iter();
     let result = match (sections.next(), sections.next()) {
         (Some(section), None) if section.heading != "system" => Some(CreateMessageResult {
-            role: if section.heading == "user" { Role::User } else { Role::Assistant },
+            role: if section.heading == "user" {
+                Role::User
+            } else {
+                Role::Assistant
+            },
             content: section.blocks,
             model,
             stop_reason,
         }),
         _ => {
-            problems.push(problem(0, "the answer is exactly one ### assistant section"));
+            problems.push(problem(
+                0,
+                "the answer is exactly one ### assistant section",
+            ));
             None
         }
     };

@@ -32,14 +32,23 @@ fn flights() -> CreateMessageParams {
 #[test]
 fn the_request_draft_reads_well_and_round_trips() {
     let request = flights();
-    let choices = RequestChoices { model: Some("gpt-4o-mini".into()), remember_session: false };
+    let choices = RequestChoices {
+        model: Some("gpt-4o-mini".into()),
+        remember_session: false,
+    };
     let text = render_request("flights", &request, &choices);
     assert!(text.starts_with("# Sampling request from `flights`\n"));
-    assert!(text.contains("\nmaxTokens: 400\ntemperature: 0.2\n"), "{text}");
+    assert!(
+        text.contains("\nmaxTokens: 400\ntemperature: 0.2\n"),
+        "{text}"
+    );
     assert!(text.contains("\n### system\n\nYou are careful.\n"));
     assert!(text.contains("\n### user\n\nWhich flight is best?\n\n1. LIS→OSL 120 EUR\n"));
     assert!(text.contains("```mcp\n{\"type\":\"tool_use\""));
-    assert!(text.contains("\n\\### user\n\\```mcp\n"), "markers inside text are escaped:\n{text}");
+    assert!(
+        text.contains("\n\\### user\n\\```mcp\n"),
+        "markers inside text are escaped:\n{text}"
+    );
     let (parsed, parsed_choices) = parse_request(&text).unwrap();
     assert_eq!(parsed, request);
     assert_eq!(parsed_choices, choices);
@@ -55,16 +64,40 @@ fn edits_are_read_and_broken_drafts_get_problems_with_lines() {
     let (request, choices) = parse_request(&edited).unwrap();
     assert_eq!(request.max_tokens, 50);
     assert!(choices.remember_session);
-    assert_eq!(request.messages[0].content[0].as_text().unwrap(), "Which flight is cheapest?\n\n1. LIS→OSL 120 EUR");
-    let broken = text.replace("maxTokens: 400", "maxTokens: lots").replace("{\"type\":\"tool_use\"", "{broken");
+    assert_eq!(
+        request.messages[0].content[0].as_text().unwrap(),
+        "Which flight is cheapest?\n\n1. LIS→OSL 120 EUR"
+    );
+    let broken = text
+        .replace("maxTokens: 400", "maxTokens: lots")
+        .replace("{\"type\":\"tool_use\"", "{broken");
     let problems = parse_request(&broken).unwrap_err();
     let lines: Vec<&str> = broken.lines().collect();
-    assert!(problems.iter().any(|p| lines[p.line as usize].starts_with("{broken") && p.message.contains("not valid JSON")), "{problems:?}");
-    assert!(problems.iter().any(|p| lines[p.line as usize].starts_with("maxTokens")), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| lines[p.line as usize].starts_with("{broken")
+                && p.message.contains("not valid JSON")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| lines[p.line as usize].starts_with("maxTokens")),
+        "{problems:?}"
+    );
     let unknown = text.replace("includeContext: none", "colour: blue");
-    assert!(parse_request(&unknown).unwrap_err()[0].message.contains("unknown setting"));
+    assert!(
+        parse_request(&unknown).unwrap_err()[0]
+            .message
+            .contains("unknown setting")
+    );
     let no_messages = "maxTokens: 10\n";
-    assert!(parse_request(no_messages).unwrap_err()[0].message.contains("at least one"));
+    assert!(
+        parse_request(no_messages).unwrap_err()[0]
+            .message
+            .contains("at least one")
+    );
 }
 
 #[test]
@@ -80,7 +113,11 @@ fn the_answer_draft_round_trips_and_can_be_written_from_scratch() {
     let parsed = parse_response(manual).unwrap();
     assert_eq!(parsed.content, vec![Block::text("Flight 3.")]);
     assert_eq!(parsed.model, "manual");
-    assert!(parse_response("stopReason: x\n### assistant\nhi\n").unwrap_err()[0].message.contains("model is missing"));
+    assert!(
+        parse_response("stopReason: x\n### assistant\nhi\n").unwrap_err()[0]
+            .message
+            .contains("model is missing")
+    );
 }
 
 fn text_strategy() -> impl Strategy<Value = String> {
@@ -114,31 +151,36 @@ fn block_strategy() -> impl Strategy<Value = Block> {
 
 fn request_strategy() -> impl Strategy<Value = CreateMessageParams> {
     (
-        prop::collection::vec((any::<bool>(), prop::collection::vec(block_strategy(), 0..4)), 1..4),
+        prop::collection::vec(
+            (any::<bool>(), prop::collection::vec(block_strategy(), 0..4)),
+            1..4,
+        ),
         prop::option::of(text_strategy()),
         1u64..100_000,
         prop::option::of(0.0f64..2.0),
         prop::option::of(prop::collection::vec("[ -~]{0,5}", 0..3)),
     )
-        .prop_map(|(messages, system, max_tokens, temperature, stops)| CreateMessageParams {
-            messages: messages
-                .into_iter()
-                .map(|(user, content)| SamplingMessage {
-                    role: if user { Role::User } else { Role::Assistant },
-                    content,
-                    meta: None,
-                })
-                .collect(),
-            model_preferences: None,
-            system_prompt: system,
-            include_context: None,
-            temperature,
-            max_tokens,
-            stop_sequences: stops,
-            metadata: None,
-            tools: None,
-            tool_choice: None,
-        })
+        .prop_map(
+            |(messages, system, max_tokens, temperature, stops)| CreateMessageParams {
+                messages: messages
+                    .into_iter()
+                    .map(|(user, content)| SamplingMessage {
+                        role: if user { Role::User } else { Role::Assistant },
+                        content,
+                        meta: None,
+                    })
+                    .collect(),
+                model_preferences: None,
+                system_prompt: system,
+                include_context: None,
+                temperature,
+                max_tokens,
+                stop_sequences: stops,
+                metadata: None,
+                tools: None,
+                tool_choice: None,
+            },
+        )
 }
 
 proptest! {
