@@ -2,11 +2,11 @@
 # Every test of the project, tier by tier, each under its own time budget.
 # This is the README's test command, and exactly what CI runs (.ci/run).
 #   scripts/test-all.sh            all tiers
-#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop)
+#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, nvim, vscode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TIERS="${TIERS:-lint peers unit interop}"
+TIERS="${TIERS:-lint peers unit interop nvim vscode}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Two cores: keep test threads modest so timing-sensitive tests are not starved.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
@@ -43,9 +43,24 @@ interop() {
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
 }
 
-export -f lint unit interop
+nvim() {
+  # Neovim 0.11 from PyPI, the real plugin, the built sidecar; Lua linters (stylua, selene).
+  cargo build --locked
+  editors/nvim/test/lint.sh
+  MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/nvim/test/run.sh
+}
+
+vscode() {
+  # Real VS Code (code-server) with the packaged VSIX, driven by headless Chromium.
+  cargo build --locked
+  MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
+}
+
+export -f lint unit interop nvim vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
 has interop && tier interop 600 interop
+has nvim && tier nvim 900 nvim
+has vscode && tier vscode 900 vscode
 echo "=== all tiers passed in ${SECONDS}s"

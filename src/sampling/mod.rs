@@ -5,6 +5,7 @@ pub mod audit;
 pub mod draft;
 mod flow;
 pub mod models;
+pub mod openai;
 pub mod provider;
 pub mod providers;
 pub mod types;
@@ -110,11 +111,14 @@ impl Settings {
 
 /// The OpenAI-compatible provider from `sampling.openai`.
 pub fn openai_provider(settings: &Settings) -> Result<Box<dyn provider::Provider>, String> {
-    let _config = settings
+    let raw = settings
         .openai
         .clone()
         .ok_or("sampling.openai is not configured")?;
-    Err("the openai provider is not built in yet".into())
+    let config: openai::OpenAiConfig =
+        serde_json::from_value(raw).map_err(|e| format!("sampling.openai: {e}"))?;
+    let provider = openai::OpenAi::new(config).map_err(|e| e.to_string())?;
+    Ok(Box::new(provider))
 }
 
 /// Why a request was refused.
