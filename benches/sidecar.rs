@@ -183,6 +183,35 @@ async fn prompt_latency(home: &std::path::Path, pin: &str, era: &str) -> (Stats,
     (stats(prompt), stats(plain))
 }
 
+/// Render + parse of a sampling request draft: 47 flights as 47 messages (text, a tool_use and
+/// a tool_result each 5th), the largest request of the issue's example.
+fn draft_roundtrip() -> (Stats, usize) {
+    use mcp_sidecar::sampling::draft::{RequestChoices, parse_request, render_request};
+    let messages: Vec<Value> = (0..47)
+        .map(|i| {
+            let text = format!("Flight {i}: LIS→OSL, departs 0{}:15, {} EUR, {} stop(s). ```not a fence``` ### user", i % 10, 80 + i * 7, i % 3);
+            if i % 5 == 4 {
+                json!({"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "tool_use", "id": format!("t{i}"), "name": "price", "input": {"flight": i}}]})
+            } else {
+                json!({"role": "user", "content": {"type": "text", "text": text}})
+            }
+        })
+        .collect();
+    let request = serde_json::from_value(json!({"messages": messages, "systemPrompt": "You are a careful travel analyst.", "maxTokens": 400, "temperature": 0.2})).unwrap();
+    let choices = RequestChoices::default();
+    let mut samples = Vec::new();
+    let mut size = 0;
+    for _ in 0..(calls().min(1000)) {
+        let t = Instant::now();
+        let text = render_request("flights", &request, &choices);
+        let (parsed, _) = parse_request(&text).unwrap();
+        samples.push(t.elapsed());
+        assert_eq!(parsed, request);
+        size = text.len();
+    }
+    (stats(samples), size)
+}
+
 /// Time from sending `initialize` to its response, over fresh processes.
 async fn initialize_latency(home: &std::path::Path) -> Stats {
     let mut samples = Vec::new();
@@ -280,6 +309,15 @@ async fn main() {
             json!({"prompt": prompt, "echo": plain}),
         );
     }
+    let (draft, bytes) = draft_roundtrip();
+    println!(
+        "sampling draft render+parse, 47 messages ({bytes} bytes): median {:.1} µs p99 {:.1} µs",
+        draft.median_us, draft.p99_us
+    );
+    report.insert(
+        "draftRoundTrip47".into(),
+        json!({"stats": draft, "bytes": bytes}),
+    );
     let init = initialize_latency(home.path()).await;
     println!(
         "initialize → response: median {:.2} ms, p99 {:.2} ms",
