@@ -48,6 +48,7 @@ vim.api.nvim_create_autocmd('VimEnter', {
       { 'mcp-sidecar: ', 'Title' },
       { ':Mcp call demo add', 'Special' }, { ' · ' },
       { ':Mcp call demo book_trip', 'Special' }, { ' · ' },
+      { ':Mcp call demo analyze_flights', 'Special' }, { ' · ' },
       { ':Mcp servers', 'Special' }, { ' · ' },
       { ':Mcp tools', 'Special' }, { ' · ' },
       { ':checkhealth mcp_sidecar', 'Special' }, { ' · ' },
