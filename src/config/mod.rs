@@ -5,13 +5,17 @@
 
 mod server;
 mod settings;
+pub mod trust;
 mod user_file;
+pub mod vars;
+pub mod workspace;
 
-pub use server::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
+pub use server::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec, TrustInfo};
 pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
 pub use user_file::{UserFile, user_config_path};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -43,12 +47,86 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Whether a definition needs the person's trust before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// The person's own file or the editor's user-level settings: trusted.
+    #[default]
+    User,
+    /// A file inside the workspace, or the editor's workspace-level settings: needs trust.
+    Workspace,
+}
+
 /// A server entry as found in one source, before validation.
 #[derive(Debug, Clone)]
 pub struct RawServer {
     pub name: String,
     pub source: Source,
     pub value: Value,
+    pub scope: Scope,
+    /// The workspace folder the defining file belongs to.
+    pub folder: Option<PathBuf>,
+}
+
+/// What resolution needs besides the layers: the workspace folders (for `${workspaceFolder}`
+/// and trust) and the answers to `${input:...}` already given this session.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub folders: Vec<PathBuf>,
+    pub inputs: HashMap<String, String>,
+}
+
+/// One `inputs` entry of a `.vscode/mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputDef {
+    pub id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub password: bool,
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+/// The `${input:id}` variables the servers use, with their definitions (an undeclared id gets
+/// a plain one), in first-use order.
+pub fn inputs_needed(layers: &[Layer]) -> Vec<InputDef> {
+    let mut declared: HashMap<String, InputDef> = HashMap::new();
+    for layer in layers {
+        for input in layer
+            .value
+            .get("inputs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(def) = serde_json::from_value::<InputDef>(input.clone()) {
+                declared.entry(def.id.clone()).or_insert(def);
+            }
+        }
+    }
+    let mut needed: Vec<InputDef> = Vec::new();
+    for layer in layers {
+        for key in ["servers", "mcpServers"] {
+            let text = layer
+                .value
+                .get(key)
+                .map(Value::to_string)
+                .unwrap_or_default();
+            for id in vars::input_ids(&text) {
+                if !needed.iter().any(|d| d.id == id) {
+                    needed.push(declared.get(&id).cloned().unwrap_or(InputDef {
+                        id: id.clone(),
+                        description: None,
+                        password: false,
+                        default: None,
+                    }));
+                }
+            }
+        }
+    }
+    needed
 }
 
 /// The effective configuration: settings from the highest-precedence source that has each key,
@@ -63,11 +141,24 @@ pub struct Resolved {
 pub struct Layer {
     pub source: Source,
     pub value: Value,
+    pub scope: Scope,
+    pub folder: Option<PathBuf>,
+}
+
+impl Layer {
+    pub fn new(source: Source, value: Value) -> Layer {
+        Layer {
+            source,
+            value,
+            scope: Scope::User,
+            folder: None,
+        }
+    }
 }
 
 /// Merges layers (highest precedence first): top-level keys from the first layer that has them,
 /// `servers` (or `mcpServers`) merged by name.
-pub fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
+pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
     let mut errors = Vec::new();
     let mut top = serde_json::Map::new();
     let mut servers: BTreeMap<String, RawServer> = BTreeMap::new();
@@ -87,6 +178,7 @@ pub fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
                 "servers" | "mcpServers" => {
                     collect_servers(layer, value, &mut servers, &mut errors)
                 }
+                "serverScopes" | "inputs" => {}
                 _ => {
                     top.entry(key.clone()).or_insert_with(|| value.clone());
                 }
@@ -107,9 +199,25 @@ pub fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
             Settings::default()
         }
     };
+    // The editor says which of its servers come from workspace-level settings.
+    let scopes = layers
+        .iter()
+        .find(|l| l.source == Source::EditorSettings)
+        .and_then(|l| l.value.get("serverScopes"))
+        .and_then(Value::as_object);
     let servers = servers
         .into_values()
-        .map(|raw| ServerSpec::parse(&raw))
+        .map(|mut raw| {
+            if raw.source == Source::EditorSettings
+                && scopes
+                    .and_then(|s| s.get(&raw.name))
+                    .and_then(Value::as_str)
+                    == Some("workspace")
+            {
+                raw.scope = Scope::Workspace;
+            }
+            ServerSpec::parse(&raw, cx)
+        })
         .collect();
     (Resolved { settings, servers }, errors)
 }
@@ -133,6 +241,8 @@ fn collect_servers(
             name: name.clone(),
             source: layer.source.clone(),
             value: entry.clone(),
+            scope: layer.scope,
+            folder: layer.folder.clone(),
         });
     }
 }
@@ -140,13 +250,12 @@ fn collect_servers(
 #[cfg(test)]
 mod tests;
 
-/// The effective configuration from the editor's settings and the person's own file.
-pub fn load(editor_settings: &Value) -> (Resolved, Vec<ConfigError>) {
-    let mut layers = vec![Layer {
-        source: Source::EditorSettings,
-        value: editor_settings.clone(),
-    }];
-    let mut errors = Vec::new();
+/// Every source, highest precedence first: the editor's settings, each workspace folder's
+/// files, the person's own file.
+pub fn layers(editor_settings: &Value, folders: &[PathBuf]) -> (Vec<Layer>, Vec<ConfigError>) {
+    let mut layers = vec![Layer::new(Source::EditorSettings, editor_settings.clone())];
+    let (workspace, mut errors) = workspace::layers(folders);
+    layers.extend(workspace);
     if let Some(path) = user_config_path() {
         match UserFile::load(&path) {
             Ok(Some(layer)) => layers.push(layer),
@@ -154,7 +263,13 @@ pub fn load(editor_settings: &Value) -> (Resolved, Vec<ConfigError>) {
             Err(e) => errors.push(e),
         }
     }
-    let (resolved, more) = resolve(&layers);
+    (layers, errors)
+}
+
+/// The effective configuration (no `${input:}` answers).
+pub fn load(editor_settings: &Value) -> (Resolved, Vec<ConfigError>) {
+    let (layers, mut errors) = layers(editor_settings, &[]);
+    let (resolved, more) = resolve(&layers, &Context::default());
     errors.extend(more);
     (resolved, errors)
 }

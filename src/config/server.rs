@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{ConfigError, RawServer, Source};
+use super::vars::{self, VarContext};
+use super::{ConfigError, Context, RawServer, Scope, Source};
 
 /// Protocol revisions the sidecar speaks, newest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &[
@@ -34,7 +35,20 @@ pub struct ServerSpec {
     pub elicitation: crate::elicitation::Policy,
     /// `sampling.policy`: ask (default), reviewResponse, auto, or never.
     pub sampling: crate::sampling::Policy,
+    /// Set for definitions from the workspace: they run only once the person trusts them.
+    pub trust: Option<TrustInfo>,
 }
+
+/// What a trust decision is about: this exact definition, in this workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustInfo {
+    pub workspace: String,
+    /// The definition as written (before variables), canonical JSON.
+    pub definition: String,
+}
+
+/// The keys whose strings may hold variables.
+const EXPANDED: &[&str] = &["command", "args", "env", "cwd", "url", "headers", "envFile"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransportSpec {
@@ -88,7 +102,7 @@ pub enum RootsFilter {
 const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
 impl ServerSpec {
-    pub fn parse(raw: &RawServer) -> Result<ServerSpec, ConfigError> {
+    pub fn parse(raw: &RawServer, cx: &Context) -> Result<ServerSpec, ConfigError> {
         let err = |message: String| ConfigError {
             origin: raw.source.clone(),
             server: Some(raw.name.clone()),
@@ -103,7 +117,25 @@ impl ServerSpec {
                 tracing::debug!(server = %raw.name, key, "ignoring unknown server key");
             }
         }
-        let transport = parse_transport(obj).map_err(err)?;
+        let var_cx = VarContext {
+            workspace_folder: raw.folder.clone().or_else(|| cx.folders.first().cloned()),
+            inputs: cx.inputs.clone(),
+        };
+        let mut expanded = obj.clone();
+        for key in EXPANDED {
+            if let Some(v) = expanded.get_mut(*key) {
+                expand_strings(v, &var_cx).map_err(|e| err(format!("\"{key}\": {e}")))?;
+            }
+        }
+        let obj = &expanded;
+        let mut transport = parse_transport(obj).map_err(err)?;
+        if let (Some(env_file), TransportSpec::Stdio { env, .. }) =
+            (opt_str(obj, "envFile").map_err(err)?, &mut transport)
+        {
+            for (k, v) in read_env_file(&env_file).map_err(err)? {
+                env.entry(k).or_insert(v);
+            }
+        }
         let disabled = opt_bool(obj, "disabled").map_err(err)?.unwrap_or(false);
         let protocol = match obj.get("protocolVersion") {
             None | Some(Value::Null) => ProtocolPin::Auto,
@@ -161,7 +193,17 @@ impl ServerSpec {
                 ))
             })?,
         };
+        let trust = (raw.scope == Scope::Workspace).then(|| TrustInfo {
+            workspace: cx
+                .folders
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join("|"),
+            definition: raw.value.to_string(),
+        });
         Ok(ServerSpec {
+            trust,
             sampling,
             elicitation,
             name: raw.name.clone(),
@@ -233,6 +275,38 @@ fn parse_transport(obj: &serde_json::Map<String, Value>) -> Result<TransportSpec
         }
         _ => Err("needs either \"command\" (a stdio server) or \"url\" (an HTTP server)".into()),
     }
+}
+
+/// Expands variables in every string of a value (strings, arrays of strings, objects of strings).
+fn expand_strings(value: &mut Value, cx: &VarContext) -> Result<(), String> {
+    match value {
+        Value::String(s) => *s = vars::expand(s, cx)?,
+        Value::Array(items) => items.iter_mut().try_for_each(|v| expand_strings(v, cx))?,
+        Value::Object(map) => map.values_mut().try_for_each(|v| expand_strings(v, cx))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `envFile`: `KEY=VALUE` lines (`#` comments, optional quotes, optional `export`).
+fn read_env_file(path: &str) -> Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(crate::roots::expand_home(path))
+        .map_err(|e| format!("\"envFile\" {path}: {e}"))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("export ").unwrap_or(l).split_once('='))
+        .map(|(k, v)| {
+            let v = v.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(v);
+            (k.trim().to_string(), v.to_string())
+        })
+        .collect())
 }
 
 fn opt_str(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {

@@ -3,17 +3,15 @@ use serde_json::json;
 use super::*;
 
 fn editor(value: Value) -> Layer {
-    Layer {
-        source: Source::EditorSettings,
-        value,
-    }
+    Layer::new(Source::EditorSettings, value)
 }
 
 fn file(value: Value) -> Layer {
-    Layer {
-        source: Source::File("/u/mcp.json".into()),
-        value,
-    }
+    Layer::new(Source::File("/u/mcp.json".into()), value)
+}
+
+fn resolve(layers: &[Layer]) -> (Resolved, Vec<ConfigError>) {
+    super::resolve(layers, &Context::default())
 }
 
 #[test]
@@ -163,8 +161,8 @@ mod properties {
         /// never a panic.
         #[test]
         fn arbitrary_definitions_never_panic(value in json_value()) {
-            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value };
-            if let Err(e) = ServerSpec::parse(&raw) {
+            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value, scope: Scope::User, folder: None };
+            if let Err(e) = ServerSpec::parse(&raw, &Context::default()) {
                 prop_assert_eq!(e.server.as_deref(), Some("s"));
                 prop_assert!(e.message.starts_with("server \"s\": "));
             }
@@ -174,13 +172,13 @@ mod properties {
         #[test]
         fn stdio_definitions_round_trip(
             command in "[a-z][a-z0-9_-]{0,10}",
-            args in prop::collection::vec("[ -~]{0,8}", 0..4),
-            env in prop::collection::btree_map("[A-Z_]{1,6}", "[ -~]{0,8}", 0..3),
+            args in prop::collection::vec("[ -#%-~]{0,8}", 0..4),
+            env in prop::collection::btree_map("[A-Z_]{1,6}", "[ -#%-~]{0,8}", 0..3),
             timeout in 1u32..600,
         ) {
             let value = json!({"command": command, "args": args, "env": env, "timeout": timeout});
-            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value };
-            let spec = ServerSpec::parse(&raw).unwrap();
+            let raw = RawServer { name: "s".into(), source: Source::EditorSettings, value, scope: Scope::User, folder: None };
+            let spec = ServerSpec::parse(&raw, &Context::default()).unwrap();
             prop_assert_eq!(spec.timeout, std::time::Duration::from_secs(timeout.into()));
             prop_assert_eq!(spec.transport, TransportSpec::Stdio { command, args, env, cwd: None });
         }

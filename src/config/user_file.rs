@@ -34,11 +34,11 @@ impl UserFile {
                 });
             }
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| ConfigError {
+        let value: Value = super::workspace::parse_jsonc(&text).map_err(|message| ConfigError {
             origin: source.clone(),
             server: None,
-            message: format!("line {}, column {}: {e}", e.line(), e.column()),
+            message,
         })?;
-        Ok(Some(Layer { source, value }))
+        Ok(Some(Layer::new(source, value)))
     }
 }

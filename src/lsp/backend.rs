@@ -4,11 +4,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tower_lsp_server::gen_lsp_types::{
-    DidChangeConfigurationParams, DidChangeWorkspaceFoldersParams, ExecuteCommandOptions,
-    ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams, LspAny,
-    MessageType, RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressOptions,
+    DidChangeConfigurationParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
+    ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
+    InitializedParams, LspAny, RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressOptions,
     WorkspaceFolder, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
 };
 use tower_lsp_server::jsonrpc::Result;
@@ -17,6 +16,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::editor::Editor;
 use super::ext::{self, EditorCapabilities};
 use super::gate::{Gate, LONG_OPERATION_CAP};
+use super::reconfigure::{self, ConfigState};
 use crate::config;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
@@ -27,8 +27,8 @@ pub struct Backend {
     pub(super) gate: Gate,
     editor: Mutex<Option<Editor>>,
     events: Mutex<Option<EventReceiver>>,
-    folders: Mutex<Vec<Folder>>,
-    settings: Mutex<Value>,
+    config: Arc<ConfigState>,
+    reconfig: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
 }
 
 impl Backend {
@@ -40,8 +40,8 @@ impl Backend {
             gate: Gate::new(LONG_OPERATION_CAP),
             editor: Mutex::new(None),
             events: Mutex::new(Some(events)),
-            folders: Mutex::new(Vec::new()),
-            settings: Mutex::new(Value::Null),
+            config: Arc::default(),
+            reconfig: Mutex::new(None),
         }
     }
 
@@ -57,21 +57,24 @@ impl Backend {
             .unwrap_or_else(|| Editor::new(self.client.clone(), EditorCapabilities::default()))
     }
 
-    /// Re-reads the configuration and applies it; reports each problem once.
-    async fn apply_config(&self) {
-        let settings = self
-            .settings
+    /// Asks the configuration task to re-read everything (it never blocks the caller).
+    pub(super) fn reconfigure(&self) {
+        if let Some(tx) = self
+            .reconfig
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let (resolved, errors) = config::load(&settings);
-        for error in errors {
-            tracing::warn!("{error}");
-            self.client
-                .show_message(MessageType::Error, error.to_string())
-                .await;
+            .as_ref()
+        {
+            let _ = tx.send(());
         }
-        self.manager.apply(resolved).await;
+    }
+
+    fn folders(&self) -> Vec<Folder> {
+        self.config
+            .folders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -112,8 +115,16 @@ impl LanguageServer for Backend {
         let editor = Editor::new(self.client.clone(), caps);
         self.manager.set_ui(Arc::new(editor.clone()));
         *self.editor.lock().unwrap_or_else(|e| e.into_inner()) = Some(editor);
-        *self.folders.lock().unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
-        *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
+        *self
+            .config
+            .folders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
+        *self
+            .config
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) =
             config::unwrap_editor_settings(params.initialization_options);
         let capabilities = ServerCapabilities {
             execute_command_provider: Some(ExecuteCommandOptions::new(
@@ -143,13 +154,15 @@ impl LanguageServer for Backend {
         if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).take() {
             tokio::spawn(super::notify::forward(self.client.clone(), events));
         }
-        let folders = self
-            .folders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        self.manager.set_folders(folders);
-        self.apply_config().await;
+        self.manager.set_folders(self.folders());
+        let tx = reconfigure::spawn(
+            self.client.clone(),
+            self.editor(),
+            self.manager.clone(),
+            self.config.clone(),
+        );
+        let _ = tx.send(());
+        *self.reconfig.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -159,7 +172,11 @@ impl LanguageServer for Backend {
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         let folders = {
-            let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
+            let mut folders = self
+                .config
+                .folders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             folders.retain(|f| !params.event.removed.iter().any(|r| r.uri == f.uri));
             for added in params.event.added {
                 if !folders.iter().any(|f| f.uri == added.uri) {
@@ -169,12 +186,22 @@ impl LanguageServer for Backend {
             folders.clone()
         };
         self.manager.set_folders(folders);
+        // Folders bring their own config files.
+        self.reconfigure();
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        *self.settings.lock().unwrap_or_else(|e| e.into_inner()) =
+        *self
+            .config
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) =
             config::unwrap_editor_settings(Some(params.settings));
-        self.apply_config().await;
+        self.reconfigure();
+    }
+
+    async fn did_change_watched_files(&self, _params: DidChangeWatchedFilesParams) {
+        self.reconfigure();
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {

@@ -12,7 +12,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use super::backend::Backend;
 use super::ext::{
     self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
-    RestartServerArgs,
+    RestartServerArgs, TrustServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
 use crate::mcp::{CallError, ProgressUpdate};
@@ -44,6 +44,14 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
             restart_server(backend, args).await?
         }
         ext::CMD_OPEN_SAMPLING_LOG => open_sampling_log(backend).await?,
+        ext::CMD_TRUST_SERVER | ext::CMD_UNTRUST_SERVER => {
+            let args: TrustServerArgs = parse_arg(arg)?;
+            set_trust(
+                backend,
+                &args.server,
+                params.command == ext::CMD_TRUST_SERVER,
+            )?
+        }
         other => {
             return Err(Error::invalid_params(format!(
                 "unknown command \"{other}\""
@@ -162,6 +170,19 @@ async fn report_progress(
         progress.report(message).await;
     }
     progress.finish().await;
+}
+
+/// Records the person's trust decision for a workspace-defined server and re-applies the
+/// configuration (trusting starts it; untrusting stops it).
+fn set_trust(backend: &Backend, server: &str, trusted: bool) -> Result<Value> {
+    let info = backend.manager.trust_info(server).ok_or_else(|| {
+        Error::invalid_params(format!(
+            "\"{server}\" is not a server defined in the workspace (only those need trust)"
+        ))
+    })?;
+    crate::config::trust::record(&info.workspace, server, &info.definition, trusted);
+    backend.reconfigure();
+    Ok(serde_json::json!({"server": server, "trusted": trusted}))
 }
 
 /// Opens the sampling audit log in the editor (created empty if nothing was logged yet).

@@ -27,6 +27,8 @@ pub const CMD_LIST_TOOLS: &str = "mcp-sidecar.listTools";
 pub const CMD_CALL_TOOL: &str = "mcp-sidecar.callTool";
 pub const CMD_RESTART_SERVER: &str = "mcp-sidecar.restartServer";
 pub const CMD_OPEN_SAMPLING_LOG: &str = "mcp-sidecar.openSamplingLog";
+pub const CMD_TRUST_SERVER: &str = "mcp-sidecar.trustServer";
+pub const CMD_UNTRUST_SERVER: &str = "mcp-sidecar.untrustServer";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -34,6 +36,8 @@ pub const COMMANDS: &[&str] = &[
     CMD_CALL_TOOL,
     CMD_RESTART_SERVER,
     CMD_OPEN_SAMPLING_LOG,
+    CMD_TRUST_SERVER,
+    CMD_UNTRUST_SERVER,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -277,6 +281,12 @@ pub struct CallToolArgs {
     pub tool: String,
     #[serde(default)]
     pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// `mcp-sidecar.trustServer` / `mcp-sidecar.untrustServer` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustServerArgs {
+    pub server: String,
 }
 
 /// `mcp-sidecar.restartServer` argument.

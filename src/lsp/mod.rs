@@ -6,6 +6,7 @@ pub mod editor;
 pub mod ext;
 pub mod gate;
 mod notify;
+mod reconfigure;
 
 pub use backend::Backend;
 

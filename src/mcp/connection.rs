@@ -12,11 +12,13 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions,
     RoleClient, RunningService, ServiceError,
 };
+use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
 use super::error::CallError;
 use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, ProgressFn};
+use super::http;
 use super::process::{self, Diagnostics, ServerProcess};
 use super::transport::StdioTransport;
 use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
@@ -39,11 +41,12 @@ pub struct Connection {
 }
 
 /// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
-/// the connection is gone) and the process.
+/// the connection is gone) and the process, if any.
 pub struct Started {
     pub connection: Arc<Connection>,
     pub service: RunningService<RoleClient, Arc<Handler>>,
-    pub process: ServerProcess,
+    /// The stdio server's process; HTTP servers have none.
+    pub process: Option<ServerProcess>,
 }
 
 /// Starts the server and runs the handshake of the era it speaks.
@@ -53,17 +56,26 @@ pub async fn connect(
     max_message_bytes: usize,
     diag: Arc<Diagnostics>,
 ) -> Result<Started, String> {
-    let TransportSpec::Stdio {
-        command,
-        args,
-        env,
-        cwd,
-    } = &spec.transport
-    else {
-        return Err("HTTP servers are not supported yet".into());
+    let (command, args, env, cwd) = match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => (command, args, env, cwd),
+        TransportSpec::Http { url, headers } => {
+            let transport = http::transport(
+                &spec.name,
+                url,
+                headers,
+                spec.timeout,
+                max_message_bytes,
+                diag.clone(),
+            )?;
+            return handshake(spec, host, transport, None, diag).await;
+        }
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
-    let mut process = spawned.process;
     let transport = StdioTransport::new(
         &spec.name,
         spawned.stdin,
@@ -71,6 +83,21 @@ pub async fn connect(
         max_message_bytes,
         diag.clone(),
     );
+    handshake(spec, host, transport, Some(spawned.process), diag).await
+}
+
+/// The handshake, the same over every transport; `process` is the stdio server's, if any.
+async fn handshake<T, E, A>(
+    spec: &ServerSpec,
+    host: Arc<Host>,
+    transport: T,
+    mut process: Option<ServerProcess>,
+    diag: Arc<Diagnostics>,
+) -> Result<Started, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let tools: Arc<ToolCache> = Arc::default();
     let (lifecycle, legacy_version) = lifecycle(&spec.protocol);
     let handler = Arc::new(Handler {
@@ -90,11 +117,16 @@ pub async fn connect(
     let service = match started {
         Ok(Ok(service)) => service,
         Ok(Err(e)) => {
-            let status = process.stop(Duration::from_millis(200)).await;
+            let status = match process.as_mut() {
+                Some(process) => process.stop(Duration::from_millis(200)).await,
+                None => None,
+            };
             return Err(startup_failure(&e, status, &diag));
         }
         Err(_) => {
-            process.stop(Duration::from_millis(200)).await;
+            if let Some(process) = process.as_mut() {
+                process.stop(Duration::from_millis(200)).await;
+            }
             return Err(format!(
                 "did not complete the MCP handshake (server/discover or initialize) within {} s{}",
                 spec.timeout.as_secs_f64(),

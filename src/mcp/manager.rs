@@ -15,6 +15,62 @@ use crate::config::{Resolved, Settings};
 use crate::lsp::ext::{ServerState, ServerSummary, ToolSummary};
 use crate::roots::{self, Folder};
 
+/// A workspace-defined server the person has not decided about yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrustRequest {
+    pub server: String,
+    pub origin: String,
+    /// The exact command line, or the URL and header names.
+    pub description: String,
+}
+
+/// What a server would run, for the trust question.
+fn describe(spec: &crate::config::ServerSpec) -> String {
+    use crate::config::TransportSpec;
+    match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let quote = |s: &str| {
+                if s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+                    && !s.is_empty()
+                {
+                    s.to_string()
+                } else {
+                    format!("'{}'", s.replace('\'', "'\\''"))
+                }
+            };
+            let mut line = std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .map(quote)
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !env.is_empty() {
+                line.push_str(&format!(
+                    " (env: {})",
+                    env.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if let Some(cwd) = cwd {
+                line.push_str(&format!(" (in {})", cwd.display()));
+            }
+            line
+        }
+        TransportSpec::Http { url, headers } => {
+            let names: Vec<_> = headers.keys().cloned().collect();
+            if names.is_empty() {
+                url.to_string()
+            } else {
+                format!("{url} (headers: {})", names.join(", "))
+            }
+        }
+    }
+}
+
 /// How long roots changes are gathered before legacy servers are told.
 const ROOTS_DEBOUNCE: Duration = Duration::from_millis(150);
 /// How long shutdown waits for all servers together.
@@ -49,8 +105,10 @@ impl Manager {
     }
 
     /// Applies a new configuration: servers whose definition is unchanged keep running.
-    pub async fn apply(self: &Arc<Self>, resolved: Resolved) {
+    /// Returns the workspace-defined servers that wait for a trust decision.
+    pub async fn apply(self: &Arc<Self>, resolved: Resolved) -> Vec<TrustRequest> {
         let mut retired = Vec::new();
+        let mut asks = Vec::new();
         {
             let mut inner = self.inner();
             let roots_changed = inner.settings.roots != resolved.settings.roots;
@@ -69,8 +127,12 @@ impl Manager {
                     Ok(spec) => spec.name.clone(),
                     Err(e) => e.server.clone().unwrap_or_default(),
                 };
+                // A server waiting for trust is looked at again: the decision may have changed.
                 let unchanged = inner.slots.get(&name).is_some_and(|slot| match &entry {
-                    Ok(spec) => slot.spec.as_ref() == Some(spec),
+                    Ok(spec) => {
+                        slot.spec.as_ref() == Some(spec)
+                            && slot.lock().status.state != ServerState::NeedsTrust
+                    }
                     Err(_) => false,
                 });
                 if unchanged {
@@ -82,21 +144,41 @@ impl Manager {
                 if let Some(old) = inner.slots.remove(&name) {
                     retired.push(old);
                 }
+                let trusted = entry
+                    .as_ref()
+                    .ok()
+                    .and_then(|spec| spec.trust.as_ref())
+                    .map(|t| crate::config::trust::decision(&t.workspace, &name, &t.definition));
                 let slot = match entry {
+                    Ok(spec) if matches!(trusted, Some(None | Some(false))) => {
+                        let decided = trusted == Some(Some(false));
+                        if !decided {
+                            asks.push(TrustRequest {
+                                server: name.clone(),
+                                origin: spec.source.to_string(),
+                                description: describe(&spec),
+                            });
+                        }
+                        Slot::inert(
+                            name.clone(),
+                            Some(spec.clone()),
+                            ServerState::NeedsTrust,
+                            Some(spec.source.to_string()),
+                            if decided {
+                                "not trusted: run mcp-sidecar.trustServer to allow it".into()
+                            } else {
+                                "defined in the workspace; waiting for your decision to trust it"
+                                    .into()
+                            },
+                            self.host.clone(),
+                        )
+                    }
                     Ok(spec) if spec.disabled => Slot::inert(
                         name.clone(),
                         Some(spec.clone()),
                         ServerState::Stopped,
                         Some(spec.source.to_string()),
                         "disabled in its configuration".into(),
-                        self.host.clone(),
-                    ),
-                    Ok(spec) if spec.transport.kind() == "http" => Slot::inert(
-                        name.clone(),
-                        Some(spec.clone()),
-                        ServerState::Failed,
-                        Some(spec.source.to_string()),
-                        "HTTP servers are not supported yet (Streamable HTTP comes with workspace configuration)".into(),
                         self.host.clone(),
                     ),
                     Ok(spec) => Slot::start(spec, self.host.clone(), limits),
@@ -127,6 +209,16 @@ impl Manager {
         for slot in retired {
             tokio::spawn(async move { slot.stop(true).await });
         }
+        asks
+    }
+
+    /// The trust subject of a configured server, if it comes from the workspace.
+    pub fn trust_info(&self, server: &str) -> Option<crate::config::TrustInfo> {
+        self.inner()
+            .slots
+            .get(server)
+            .and_then(|s| s.spec.as_ref())
+            .and_then(|s| s.trust.clone())
     }
 
     /// The editor's UI, known once `initialize` has declared it (before any server starts).

@@ -8,6 +8,7 @@ mod connection;
 mod error;
 mod handler;
 mod host;
+mod http;
 mod manager;
 mod process;
 mod supervisor;
@@ -15,7 +16,7 @@ mod transport;
 
 pub use error::CallError;
 pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
-pub use manager::Manager;
+pub use manager::{Manager, TrustRequest};
 pub use transport::{Line, parse_line};
 
 /// Client name announced to servers.

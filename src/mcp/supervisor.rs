@@ -282,7 +282,7 @@ async fn run_connected(
         mut process,
     } = started;
     let up_since = Instant::now();
-    tracing::info!(server = %slot.name, pid = ?process.pid(), version = %connection.protocol_version, "server running");
+    tracing::info!(server = %slot.name, pid = ?process.as_ref().and_then(|p| p.pid()), version = %connection.protocol_version, "server running");
     slot.set(ServerState::Running, None, Some(connection.clone()));
     prefetch_tools(slot.clone(), connection.clone());
     let cancel = service.cancellation_token();
@@ -290,9 +290,12 @@ async fn run_connected(
     tokio::pin!(waiting);
     tokio::select! {
         _ = &mut waiting => {
-            let status = match process.try_status() {
-                Some(status) => Some(status),
-                None => process.stop(Duration::from_millis(500)).await,
+            let status = match process.as_mut() {
+                Some(process) => match process.try_status() {
+                    Some(status) => Some(status),
+                    None => process.stop(Duration::from_millis(500)).await,
+                },
+                None => None,
             };
             let message = diag.fatal().unwrap_or_else(|| {
                 let tail = diag.stderr_tail(3);
@@ -312,7 +315,9 @@ async fn run_connected(
         c = control.recv() => {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
-            process.stop(Duration::from_secs(1)).await;
+            if let Some(process) = process.as_mut() {
+                process.stop(Duration::from_secs(1)).await;
+            }
             slot.set(ServerState::Stopped, None, None);
             on_control(c)
         }

@@ -24,14 +24,22 @@ pub struct Exchange<'a> {
 impl Exchange<'_> {
     pub async fn run(&self, raw: &Value) -> Result<CreateMessageResult, Refusal> {
         let started = Instant::now();
-        let mut entry = json!({
+        // The request's own `_meta` (progress token, ...) is transport detail, not content.
+        let mut received = raw.clone();
+        if let Some(obj) = received.as_object_mut() {
+            obj.remove("_meta");
+        }
+        let mut audit = Audit(Some(json!({
             "time": time_now(),
             "server": self.server,
             "policy": format!("{:?}", self.policy),
             "provider": self.provider.name(),
-            "requestReceived": raw,
-        });
-        let outcome = self.exchange(raw, &mut entry).await;
+            "requestReceived": received,
+            // Until the exchange ends: a server or editor that gives up leaves this.
+            "outcome": "cancelled",
+        })));
+        let entry = audit.0.as_mut().expect("set above");
+        let outcome = self.exchange(&received, entry).await;
         entry["totalMs"] = json!(started.elapsed().as_millis() as u64);
         match &outcome {
             Ok(result) => {
@@ -44,9 +52,18 @@ impl Exchange<'_> {
             Err(refusal) => {
                 entry["outcome"] = json!("refused");
                 entry["reason"] = json!(refusal.to_string());
+                if entry.get("decidedBy").is_none() {
+                    entry["decidedBy"] = json!(match refusal {
+                        Refusal::Person(_) => "person",
+                        Refusal::Policy(_) => "policy",
+                        Refusal::Limit(_) => "limit",
+                        Refusal::Provider(_) => "provider",
+                        Refusal::Invalid(_) => "invalid request",
+                    });
+                }
             }
         }
-        audit::append(&entry);
+        drop(audit);
         outcome
     }
 
@@ -231,6 +248,18 @@ impl Exchange<'_> {
                 problems,
             })
             .await
+    }
+}
+
+/// Appends its entry when dropped: at the end of the exchange, or when the exchange is
+/// abandoned (the server cancelled, the call was cancelled), so every exchange is logged.
+struct Audit(Option<Value>);
+
+impl Drop for Audit {
+    fn drop(&mut self) {
+        if let Some(entry) = self.0.take() {
+            audit::append(&entry);
+        }
     }
 }
 

@@ -1,0 +1,219 @@
+//! The configuration task: reads every source, asks `${input:}` values and trust decisions
+//! through the editor (never inside an LSP handler), applies the result, and re-runs when the
+//! editor's settings, the folders or any config file change.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tower_lsp_server::Client;
+use tower_lsp_server::gen_lsp_types::MessageType;
+
+use super::editor::Editor;
+use super::ext::{InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult};
+use crate::config::{self, Context, trust};
+use crate::mcp::{Manager, TrustRequest};
+use crate::roots::Folder;
+
+/// How often config files are checked for changes (editors that send
+/// `workspace/didChangeWatchedFiles` trigger a re-read at once).
+const POLL: Duration = Duration::from_millis(1000);
+
+#[derive(Default)]
+pub struct ConfigState {
+    pub settings: Mutex<Value>,
+    pub folders: Mutex<Vec<Folder>>,
+}
+
+impl ConfigState {
+    fn folder_paths(&self) -> Vec<PathBuf> {
+        self.folders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|f| f.uri.to_file_path().ok())
+            .collect()
+    }
+}
+
+/// Starts the task; each message on the returned sender asks for a re-read.
+pub fn spawn(
+    client: Client,
+    editor: Editor,
+    manager: Arc<Manager>,
+    state: Arc<ConfigState>,
+) -> mpsc::UnboundedSender<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+    let again = tx.clone();
+    tokio::spawn(async move {
+        let mut task = Task {
+            client,
+            editor,
+            manager,
+            state,
+            inputs: HashMap::new(),
+            asked_inputs: HashSet::new(),
+            reported: HashSet::new(),
+            asked_trust: HashSet::new(),
+            stamps: HashMap::new(),
+        };
+        let mut poll = tokio::time::interval(POLL);
+        loop {
+            tokio::select! {
+                msg = rx.recv() => {
+                    if msg.is_none() {
+                        return;
+                    }
+                    while rx.try_recv().is_ok() {}
+                }
+                _ = poll.tick() => {
+                    if !task.files_changed() {
+                        continue;
+                    }
+                }
+            }
+            if task.run().await {
+                let _ = again.send(());
+            }
+        }
+    });
+    tx
+}
+
+struct Task {
+    client: Client,
+    editor: Editor,
+    manager: Arc<Manager>,
+    state: Arc<ConfigState>,
+    /// `${input:}` answers, in memory for this editor session only.
+    inputs: HashMap<String, String>,
+    asked_inputs: HashSet<String>,
+    /// Problems already shown (each is reported once).
+    reported: HashSet<String>,
+    /// Trust questions already asked this session (server + definition).
+    asked_trust: HashSet<String>,
+    stamps: HashMap<PathBuf, Option<SystemTime>>,
+}
+
+impl Task {
+    /// Whether any config file appeared, changed or disappeared since the last look.
+    fn files_changed(&mut self) -> bool {
+        let mut changed = false;
+        for path in config::workspace::watched_files(&self.state.folder_paths()) {
+            let stamp = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+            match self.stamps.insert(path, stamp) {
+                Some(previous) if previous != stamp => changed = true,
+                _ => {}
+            }
+        }
+        changed
+    }
+
+    /// One pass; true when a trust decision calls for another.
+    async fn run(&mut self) -> bool {
+        let settings = self
+            .state
+            .settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let folders = self.state.folder_paths();
+        self.files_changed();
+        let (layers, mut errors) = config::layers(&settings, &folders);
+        for input in config::inputs_needed(&layers) {
+            if self.inputs.contains_key(&input.id) || !self.asked_inputs.insert(input.id.clone()) {
+                continue;
+            }
+            if let Some(value) = self.ask_input(&input).await {
+                self.inputs.insert(input.id.clone(), value);
+            }
+        }
+        let cx = Context {
+            folders,
+            inputs: self.inputs.clone(),
+        };
+        let (resolved, more) = config::resolve(&layers, &cx);
+        errors.extend(more);
+        for error in errors {
+            let message = error.to_string();
+            tracing::warn!("{message}");
+            if self.reported.insert(message.clone()) {
+                self.client.show_message(MessageType::Error, message).await;
+            }
+        }
+        let asks = self.manager.apply(resolved).await;
+        let mut decided = false;
+        for ask in asks {
+            let Some(info) = self.manager.trust_info(&ask.server) else {
+                continue;
+            };
+            if !self
+                .asked_trust
+                .insert(format!("{}\0{}", ask.server, info.definition))
+            {
+                continue;
+            }
+            if let Some(trusted) = self.ask_trust(&ask).await {
+                trust::record(&info.workspace, &ask.server, &info.definition, trusted);
+                decided = true;
+            }
+        }
+        decided
+    }
+
+    async fn ask_input(&self, input: &config::InputDef) -> Option<String> {
+        let answer = self
+            .editor
+            .input_box(InputBoxParams {
+                title: format!(
+                    "MCP configuration: {}",
+                    input.description.as_deref().unwrap_or(&input.id)
+                ),
+                prompt: Some(format!(
+                    "Value for ${{input:{}}} (kept in memory for this session only)",
+                    input.id
+                )),
+                value: input.default.clone(),
+                password: input.password,
+                ..Default::default()
+            })
+            .await
+            .ok()
+            .flatten();
+        match answer {
+            Some(InputBoxResult::Value { value }) => Some(value),
+            _ => None,
+        }
+    }
+
+    async fn ask_trust(&self, ask: &TrustRequest) -> Option<bool> {
+        let picked = self
+            .editor
+            .quick_pick(QuickPickParams {
+                title: format!(
+                    "Trust the MCP server \"{}\" from {}?",
+                    ask.server, ask.origin
+                ),
+                placeholder: Some(format!("It will run: {}", ask.description)),
+                items: vec![
+                    QuickPickItem::new("Trust").with_description(ask.description.clone()),
+                    QuickPickItem::new("Don't trust"),
+                ],
+                ..Default::default()
+            })
+            .await
+            .ok()
+            .flatten();
+        match picked {
+            Some(QuickPickResult::Selected { selected }) => match selected.first() {
+                Some(0) => Some(true),
+                Some(1) => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
