@@ -50,6 +50,8 @@ export class Sidecar implements vscode.Disposable {
   private crashes: number[] = [];
   private inFlight = 0;
   private declaredLanguageModel = false;
+  /** The settings the sidecar has (JSON), to send only changes. */
+  private sentSettings: string | undefined;
   private modelWatch: vscode.Disposable;
   private modelTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -133,11 +135,18 @@ export class Sidecar implements vscode.Disposable {
     await this.restart();
   }
 
-  /** Sends the current settings to the running sidecar. */
+  /**
+   * Sends the current settings to the running sidecar when they differ from what it has. A
+   * change while it starts is sent once it runs (its initializationOptions may predate it).
+   */
   sendSettings(): void {
-    if (this.client && this.state === 'running') {
-      void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: readSidecarSettings() });
-    }
+    if (!this.client || this.state !== 'running') return;
+    const settings = readSidecarSettings();
+    const json = JSON.stringify(settings);
+    if (json === this.sentSettings) return;
+    this.sentSettings = json;
+    void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+    note(`settings sent to the sidecar: ${Object.keys(settings.servers).length} servers, sampling provider ${settings.sampling?.provider ?? '(not set)'}`);
   }
 
   async refreshServers(): Promise<void> {
@@ -187,7 +196,11 @@ export class Sidecar implements vscode.Disposable {
     const options: LanguageClientOptions = {
       outputChannel: logChannel(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => readSidecarSettings(),
+      initializationOptions: () => {
+        const settings = readSidecarSettings();
+        this.sentSettings = JSON.stringify(settings);
+        return settings;
+      },
       // No retry and no message here: start() fails and says so once, below.
       initializationFailedHandler: () => false,
       errorHandler: {
@@ -212,6 +225,7 @@ export class Sidecar implements vscode.Disposable {
     try {
       await client.start();
       this.setState('running');
+      this.sendSettings(); // settings that changed while it started
     } catch (error) {
       this.client = undefined;
       this.setState('failed');

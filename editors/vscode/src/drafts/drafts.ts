@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { EditDraftParams, EditDraftResult } from '../contract';
-import { DraftBook, draftName, problemRanges } from './draftModel';
+import { DraftBook, draftName, emptyAnswerLine, problemRanges } from './draftModel';
 
 export const DRAFT_CONTEXT_KEY = 'mcpSidecar.draftActive';
 
@@ -42,7 +42,10 @@ export class DraftService implements vscode.Disposable {
     }
     const result = new Promise<EditDraftResult>((resolve) => this.book.add(params.id, uri.toString(), resolve));
     this.showProblems(shown, params);
-    await vscode.window.showTextDocument(shown, { preview: false });
+    // An empty answer draft: the cursor waits on the answer's line, ready for typing.
+    const answerLine = params.kind === 'samplingResponse' ? emptyAnswerLine(shown.getText().split(/\r?\n/)) : undefined;
+    const selection = answerLine === undefined ? undefined : new vscode.Range(answerLine, 0, answerLine, 0);
+    await vscode.window.showTextDocument(shown, { preview: false, selection });
     this.updateContext();
     const sub = token?.onCancellationRequested(() => this.cancel(params.id));
     return result.finally(() => sub?.dispose());

@@ -105,11 +105,13 @@ export async function runTool(
     await results.show(server, tool, resultMarkdown(server, tool, args, result ?? {}));
   } catch (error) {
     const e = error as { message?: string; data?: { kind?: string } };
-    if (e?.data?.kind === 'cancelled' || /cancel/i.test(e?.message ?? '')) return;
+    // A refusal (declined arguments, a rejected sampling request) says so in the status bar, in
+    // the sidecar's words; checked first, as its reason may mention a cancellation.
     if (e?.data?.kind === 'refused') {
-      vscode.window.setStatusBarMessage(`$(circle-slash) ${server}: ${tool} not called: ${e.message}`, 5000);
+      vscode.window.setStatusBarMessage(`$(circle-slash) ${server}: ${tool}: ${e.message}`, 5000);
       return;
     }
+    if (e?.data?.kind === 'cancelled' || /cancel/i.test(e?.message ?? '')) return;
     void vscode.window.showErrorMessage(`${server}: ${tool} failed: ${e?.message ?? String(error)}`);
   }
 }

@@ -6,12 +6,12 @@
 // Prints one line per scenario and "e2e: N passed, N failed[, N skipped]"; exits non-zero on a
 // failure. A scenario may throw lib/skip.mjs's Skip when the sidecar lacks what it needs.
 
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openBrowser } from './lib/browser.mjs';
 import { freePort, installExtension, prepareProfile, startCodeServer } from './lib/codeServer.mjs';
-import { closeQuickInput, hookAnswer, waitStatusBar } from './lib/workbench.mjs';
+import { closeQuickInput, hookAnswer, quickInput, statusBarTexts, waitFor } from './lib/workbench.mjs';
 import { makeWorkspace } from './lib/workspace.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -66,6 +66,16 @@ else log(`no test language model (${testLmVsix}): language-model scenarios will 
 log(`profile ready, VSIX installed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
 const requestFile = join(runDir, 'e2e-request.json');
+// The sidecar's own files stay in the run: its sampling audit log ($XDG_STATE_HOME) and no
+// personal mcp.json ($XDG_CONFIG_HOME). The test model records each request it gets.
+const stateHome = join(runDir, 'state');
+const configHome = join(runDir, 'config');
+const testLmLog = join(runDir, 'test-lm-requests.jsonl');
+for (const dir of [stateHome, configHome]) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+}
+rmSync(testLmLog, { force: true });
 const port = await freePort();
 const serverLog = join(artifacts, 'code-server.log');
 writeFileSync(serverLog, '');
@@ -73,14 +83,18 @@ let server;
 let browser;
 const results = [];
 try {
-  server = await startCodeServer(codeServer, profile, { port, logFile: serverLog, env: { MCP_SIDECAR_VSCODE_E2E: requestFile } });
+  server = await startCodeServer(codeServer, profile, {
+    port,
+    logFile: serverLog,
+    env: { MCP_SIDECAR_VSCODE_E2E: requestFile, MCP_SIDECAR_TEST_LM_LOG: testLmLog, XDG_STATE_HOME: stateHome, XDG_CONFIG_HOME: configHome },
+  });
   const opened = await openBrowser();
   browser = opened.browser;
   const page = await opened.context.newPage();
   page.setDefaultTimeout(20000);
   await page.goto(`${server.url}/?workspace=${encodeURIComponent(workspace.file)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
-  await waitStatusBar(page, /MCP 2\/2/, { timeout: 60000 });
+  await serversUp(page);
   log(`workbench up, both servers running (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 
   const ctx = {
@@ -95,6 +109,10 @@ try {
       await page.screenshot({ path: join(artifacts, `${name}.png`) });
     },
     outputLog: () => readOutputLog(profile.userData),
+    /** The sidecar's sampling audit log (sampling.jsonl), one object per exchange. */
+    samplingAudit: () => readJsonLines(join(stateHome, 'mcp-sidecar', 'sampling.jsonl')),
+    /** What the test language model (test/lm-provider) was asked, one object per request. */
+    testLmRequests: () => readJsonLines(testLmLog),
     /**
      * Feeds one contract request to the extension's handlers, as if the sidecar sent it
      * ({method, params, cancelAfterMs?}), and returns a function that waits for its answer.
@@ -136,6 +154,8 @@ try {
 } catch (error) {
   results.push({ name: 'setup', ok: false, error: String(error?.stack ?? error) });
   log(`FAIL setup: ${error?.stack ?? error}`);
+  const pages = browser?.contexts()[0]?.pages() ?? [];
+  if (pages[0]) await pages[0].screenshot({ path: join(artifacts, 'failure-setup.png') }).catch(() => {});
 } finally {
   await browser?.close().catch(() => {});
   await server?.stop();
@@ -149,6 +169,30 @@ writeFileSync(join(artifacts, 'e2e-results.json'), JSON.stringify({ seconds: (Da
 log(`artifacts in ${artifacts} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
 process.stdout.write(`e2e: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);
+
+/**
+ * Waits for both servers to run. A sidecar that asks before starting a workspace-defined server
+ * ("Trust the MCP server "legacy" from …?", remembered in $XDG_STATE_HOME, which is fresh for
+ * every run) is answered Trust, as the person would.
+ */
+async function serversUp(page) {
+  await waitFor('both servers running (MCP 2/2)', async () => {
+    if ((await statusBarTexts(page)).some((t) => /MCP 2\/2/.test(t))) return true;
+    const q = await quickInput(page);
+    const trust = q && /^Trust the MCP server "(.+)"/.exec(q.title);
+    if (trust && q.rows[0]?.label.startsWith('Trust')) {
+      log(`trusting the workspace server ${trust[1]} (${q.rows[0].label})`);
+      await page.keyboard.press('Enter');
+      await page.waitForTimeout(300);
+    }
+    return null;
+  }, { timeout: 60000, interval: 250 });
+}
+
+function readJsonLines(path) {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
 
 /** The files of the extension's output channel ("MCP Sidecar": the sidecar's log and ours). */
 function outputLogFiles(userData) {

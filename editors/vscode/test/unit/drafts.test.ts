@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { EditDraftResult } from '../../src/contract';
-import { DraftBook, draftName, draftResult, extensionFor, problemRanges } from '../../src/drafts/draftModel';
+import { DraftBook, draftName, draftResult, emptyAnswerLine, extensionFor, problemRanges } from '../../src/drafts/draftModel';
 
 test('draft buffers are named after the title and id, with the language\'s extension', () => {
   assert.equal(draftName({ id: 'p9', title: 'flights wants a model answer', language: 'markdown' }), 'flights wants a model answer [p9].md');
@@ -43,4 +43,13 @@ test('each draft is answered exactly once, by id or by its buffer', () => {
   assert.equal(book.settle('p2', 'close'), true);
   assert.deepEqual(answers, [{ action: 'accept', text: 'text' }, null]);
   assert.deepEqual(book.ids(), []);
+});
+
+test('an empty answer draft puts the cursor on the answer line, between the blank lines', () => {
+  const empty = ['# Model answer for `demo`', '', 'Edit the answer below.', '', 'model: manual', 'stopReason: endTurn', '', '### assistant', '', '', '', ''];
+  assert.equal(emptyAnswerLine(empty), 9);
+  const answered = [...empty.slice(0, 9), 'echo: hi', '', ''];
+  assert.equal(emptyAnswerLine(answered), undefined);
+  assert.equal(emptyAnswerLine(['# Request', '### user', '', 'Which flight?']), undefined);
+  assert.equal(emptyAnswerLine(['### assistant', '']), undefined);
 });

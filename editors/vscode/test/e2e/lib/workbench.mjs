@@ -177,3 +177,52 @@ export async function hookAnswer(outputLog, id, opts) {
 export async function clickTitleButton(page, label) {
   await page.locator(`.quick-input-widget .quick-input-titlebar .action-label[aria-label^="${label}"]`).click();
 }
+
+/**
+ * The active editor's visible text as the document's lines: lines that word wrap split over
+ * several rows are joined again (a row without a line number continues the line above, its
+ * repeated indentation dropped). Each entry is {number, text}, number being the 1-based line
+ * number.
+ */
+export function editorLines(page) {
+  return page.evaluate(() => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+    if (!editor) return [];
+    const clean = (s) => (s ?? '').replace(/\u00a0/g, ' ');
+    const numbers = new Map();
+    for (const n of editor.querySelectorAll('.margin-view-overlays .line-numbers')) {
+      const row = n.closest('.margin-view-overlays > div') ?? n;
+      const number = Number.parseInt((n.textContent ?? '').trim(), 10);
+      if (Number.isFinite(number)) numbers.set(Math.round(parseFloat(row.style.top) || 0), number);
+    }
+    const rows = [...editor.querySelectorAll('.view-lines .view-line')]
+      .map((l) => ({ top: Math.round(parseFloat(l.style.top) || 0), text: clean(l.textContent) }))
+      .sort((a, b) => a.top - b.top);
+    const lines = [];
+    for (const row of rows) {
+      const number = numbers.get(row.top);
+      if (number !== undefined || lines.length === 0) {
+        lines.push({ number: number ?? 0, text: row.text });
+        continue;
+      }
+      // A continuation row repeats the line's indentation (wrappingIndent "same").
+      const line = lines[lines.length - 1];
+      const indent = /^ */.exec(line.text)[0].length;
+      line.text += row.text.replace(new RegExp(`^ {0,${indent}}`), '');
+    }
+    return lines;
+  });
+}
+
+/** Waits until the active tab's title matches `pattern` and returns it. */
+export function waitActiveTab(page, pattern, opts) {
+  return waitFor(`the active tab to match ${pattern}`, async () => {
+    const title = await activeTabTitle(page);
+    return pattern.test(title) ? title : null;
+  }, opts);
+}
+
+/** Clicks an action of the active editor's title bar by its tooltip (aria-label). */
+export async function clickEditorAction(page, label) {
+  await page.locator(`.editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`).click();
+}

@@ -3,11 +3,17 @@
 import assert from 'node:assert/strict';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { pick, runCommand, waitEditorText, waitFor, waitQuickInput, editorText } from '../lib/workbench.mjs';
+import { editorText, pick, runCommand, statusBarTexts, waitEditorText, waitFor, waitQuickInput, waitStatusBar } from '../lib/workbench.mjs';
 
 export const name = 'Workspace folders added and removed flow to the servers as roots';
 
 async function listRoots(page) {
+  // The workspace-defined legacy server keeps running through folder changes (it is told
+  // roots/list_changed); a sidecar that stops it instead is reported as such.
+  const status = (await statusBarTexts(page)).find((t) => /^MCP \d/.test(t));
+  if (status !== 'MCP 2/2') {
+    throw new Error(`a server is not running after the folders changed (status bar "${status}"): legacy, defined in workspace settings, should keep running and be told roots/list_changed`);
+  }
   await runCommand(page, 'MCP Sidecar: Call Tool');
   await waitQuickInput(page, '(1/2)');
   await pick(page, 'legacy');
@@ -17,6 +23,16 @@ async function listRoots(page) {
 }
 
 export async function run({ page, workspace }) {
+  try {
+    await foldersFlow(page, workspace);
+  } finally {
+    // Whatever happened, the next scenarios get the two folders and both servers back.
+    workspace.setFolders(['alpha', 'beta']);
+    await waitStatusBar(page, /MCP 2\/2/, { timeout: 30000 });
+  }
+}
+
+async function foldersFlow(page, workspace) {
   const gamma = pathToFileURL(join(workspace.dir, 'gamma')).href;
   workspace.setFolders(['alpha', 'beta', 'gamma']);
   await waitFor('gamma in the Explorer', () => page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'gamma' }).count());

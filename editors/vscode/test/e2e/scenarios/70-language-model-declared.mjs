@@ -1,6 +1,6 @@
 // With a language model in the editor (the test provider, test/lm-provider), the extension
 // declares capabilities.experimental.mcpSidecar.languageModel when it starts the sidecar.
-// (The sampling round trip through it is added when the sidecar's sampling relay lands.)
+// (The sampling round trip through it: 75-sampling-editor-model.mjs.)
 import { waitFor } from '../lib/workbench.mjs';
 
 export const name = 'A language model in the editor is declared to the sidecar (languageModel: true)';

@@ -1,5 +1,8 @@
-// Test-only language model for the e2e tests: `echo-1` answers "echo: <last user text>".
+// Test-only language model for the e2e tests: `echo-1` answers "echo: <last user text>". When
+// MCP_SIDECAR_TEST_LM_LOG names a file, each request it gets is appended there as one JSON line
+// ({model, messages: [{role, text}], modelOptions}), so a test can check what reached the model.
 
+import { appendFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 
 const MODEL: vscode.LanguageModelChatInformation = {
@@ -18,11 +21,34 @@ function textOf(message: vscode.LanguageModelChatRequestMessage): string {
     .join('');
 }
 
+function roleName(role: vscode.LanguageModelChatMessageRole): string {
+  return role === vscode.LanguageModelChatMessageRole.User
+    ? 'user'
+    : role === vscode.LanguageModelChatMessageRole.Assistant
+      ? 'assistant'
+      : `role ${String(role)}`;
+}
+
+function record(entry: unknown): void {
+  const file = process.env.MCP_SIDECAR_TEST_LM_LOG;
+  if (!file) return;
+  try {
+    appendFileSync(file, `${JSON.stringify(entry)}\n`);
+  } catch {
+    // a test without the log
+  }
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.lm.registerLanguageModelChatProvider('mcp-sidecar-test', {
       provideLanguageModelChatInformation: () => [MODEL],
-      async provideLanguageModelChatResponse(_model, messages, _options, progress) {
+      async provideLanguageModelChatResponse(model, messages, options, progress) {
+        record({
+          model: model.id,
+          messages: messages.map((m) => ({ role: roleName(m.role), text: textOf(m) })),
+          modelOptions: options.modelOptions ?? {},
+        });
         const lastUser = [...messages].reverse().find((m) => m.role === vscode.LanguageModelChatMessageRole.User);
         progress.report(new vscode.LanguageModelTextPart(`echo: ${lastUser ? textOf(lastUser) : ''}`));
       },
