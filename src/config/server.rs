@@ -193,13 +193,16 @@ impl ServerSpec {
                 ))
             })?,
         };
+        // The workspace a decision belongs to: the folder of the defining file (or, for the
+        // editor's workspace-level settings, the first folder), so adding or removing other
+        // folders neither forgets the decision nor restarts the server.
         let trust = (raw.scope == Scope::Workspace).then(|| TrustInfo {
-            workspace: cx
-                .folders
-                .iter()
+            workspace: raw
+                .folder
+                .as_ref()
+                .or(cx.folders.first())
                 .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join("|"),
+                .unwrap_or_default(),
             definition: raw.value.to_string(),
         });
         Ok(ServerSpec {

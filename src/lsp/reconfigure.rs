@@ -150,10 +150,8 @@ impl Task {
             let Some(info) = self.manager.trust_info(&ask.server) else {
                 continue;
             };
-            if !self
-                .asked_trust
-                .insert(format!("{}\0{}", ask.server, info.definition))
-            {
+            let subject = format!("{}\0{}\0{}", ask.server, info.workspace, info.definition);
+            if !self.asked_trust.insert(subject) {
                 continue;
             }
             if let Some(trusted) = self.ask_trust(&ask).await {

@@ -32,7 +32,7 @@ impl Exchange<'_> {
         let mut audit = Audit(Some(json!({
             "time": time_now(),
             "server": self.server,
-            "policy": format!("{:?}", self.policy),
+            "policy": self.policy,
             "provider": self.provider.name(),
             "requestReceived": received,
             // Until the exchange ends: a server or editor that gives up leaves this.
@@ -263,10 +263,11 @@ impl Drop for Audit {
     }
 }
 
-fn time_now() -> String {
-    let secs = std::time::SystemTime::now()
+/// Seconds since the Unix epoch, with milliseconds.
+fn time_now() -> f64 {
+    let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
+        .map(|d| d.as_millis())
         .unwrap_or_default();
-    format!("{secs:.3}")
+    millis as f64 / 1000.0
 }

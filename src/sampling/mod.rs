@@ -23,7 +23,7 @@ pub use models::ModelSpec;
 use crate::elicitation::{RateLimit, RateLimiter};
 
 /// Per-server `sampling.policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Policy {
     /// Both drafts shown (default).
