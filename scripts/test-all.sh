@@ -38,7 +38,7 @@ unit() {
 interop() {
   # shellcheck disable=SC1091
   . .cache/peers/env.sh
-  cargo test --locked --test interop -- --include-ignored
+  cargo test --locked --test interop --test http -- --include-ignored
   # The fixtures themselves, checked against the Python SDK's own client in both eras.
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
 }

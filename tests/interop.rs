@@ -455,12 +455,24 @@ async fn answer_sampling(editor: &TestEditor, edit: (&str, &str), answer: &str) 
     let text = request["params"]["text"].as_str().unwrap();
     assert!(text.contains(edit.0), "{text}");
     editor
-        .respond(&request, json!({"action": "accept", "text": text.replace(edit.0, edit.1)}))
+        .respond(
+            &request,
+            json!({"action": "accept", "text": text.replace(edit.0, edit.1)}),
+        )
         .await;
     let draft = editor.next_prompt().await;
     assert_eq!(draft["params"]["kind"], "samplingResponse");
-    let written = draft["params"]["text"].as_str().unwrap().trim_end().to_string() + "\n" + answer + "\n";
-    editor.respond(&draft, json!({"action": "accept", "text": written})).await;
+    let written = draft["params"]["text"]
+        .as_str()
+        .unwrap()
+        .trim_end()
+        .to_string()
+        + "\n"
+        + answer
+        + "\n";
+    editor
+        .respond(&draft, json!({"action": "accept", "text": written}))
+        .await;
     (request, draft)
 }
 
@@ -469,17 +481,37 @@ async fn answer_sampling(editor: &TestEditor, edit: (&str, &str), answer: &str) 
 async fn server_everything_sampling_with_both_drafts_edited() {
     let editor = everything_with_ui().await;
     eventually("trigger-sampling-request to be listed", || async {
-        let tools = editor.command("mcp-sidecar.listTools", json!({"server": "everything"})).await;
-        tools.as_array().unwrap().iter().any(|t| t["name"] == "trigger-sampling-request")
+        let tools = editor
+            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
+            .await;
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "trigger-sampling-request")
     })
     .await;
-    let call = spawn_call(&editor, "everything", "trigger-sampling-request", json!({"prompt": "a haiku about pipes", "maxTokens": 50}));
-    answer_sampling(&editor, ("a haiku about pipes", "a haiku about sockets"), "Bytes flow through the pipe").await;
+    let call = spawn_call(
+        &editor,
+        "everything",
+        "trigger-sampling-request",
+        json!({"prompt": "a haiku about pipes", "maxTokens": 50}),
+    );
+    answer_sampling(
+        &editor,
+        ("a haiku about pipes", "a haiku about sockets"),
+        "Bytes flow through the pipe",
+    )
+    .await;
     let result = call.await.unwrap();
     let text = text_of(&result);
     let json_part = text.split_once('\n').unwrap().1;
     let sampled: Value = serde_json::from_str(json_part).unwrap();
-    assert_eq!(sampled["content"], json!({"type": "text", "text": "Bytes flow through the pipe"}), "{text}");
+    assert_eq!(
+        sampled["content"],
+        json!({"type": "text", "text": "Bytes flow through the pipe"}),
+        "{text}"
+    );
     assert_eq!(sampled["model"], "manual");
     editor.shutdown_and_exit().await;
 }
@@ -488,10 +520,20 @@ async fn python_sampling(era: &str) {
     let editor = in_process();
     let mark = editor.mark();
     let def = json!({"command": peer("MCP_PYTHON"), "args": [fixture("python/client_features_server.py"), "--era", era]});
-    editor.initialize(&[], json!({"servers": {"py": def}}), full_ui()).await;
+    editor
+        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
+        .await;
     editor.wait_status(mark, "py", "running").await;
     let call = spawn_call(&editor, "py", "sample", json!({}));
-    answer_sampling(&editor, ("Write a haiku about Rust", "Write a haiku about ferrous oxide"), "Red crab, safe and fast").await;
+    answer_sampling(
+        &editor,
+        (
+            "Write a haiku about Rust",
+            "Write a haiku about ferrous oxide",
+        ),
+        "Red crab, safe and fast",
+    )
+    .await;
     assert_eq!(
         structured(&call.await.unwrap()),
         json!({"text": "Red crab, safe and fast", "model": "manual", "stopReason": "endTurn"}),
@@ -501,7 +543,12 @@ async fn python_sampling(era: &str) {
     let call = {
         let editor = editor.clone();
         tokio::spawn(async move {
-            editor.command_response("mcp-sidecar.callTool", json!({"server": "py", "tool": "sample", "arguments": {}})).await
+            editor
+                .command_response(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "py", "tool": "sample", "arguments": {}}),
+                )
+                .await
         })
     };
     let request = editor.next_prompt().await;
@@ -509,7 +556,10 @@ async fn python_sampling(era: &str) {
     let response = call.await.unwrap();
     if era == "legacy" {
         assert_eq!(response["result"]["isError"], true, "{response}");
-        assert!(text_of(&response["result"]).contains("User rejected sampling request"), "{response}");
+        assert!(
+            text_of(&response["result"]).contains("User rejected sampling request"),
+            "{response}"
+        );
     } else {
         assert_eq!(response["error"]["data"]["kind"], "refused", "{response}");
     }

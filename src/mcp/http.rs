@@ -57,6 +57,9 @@ const OWN_HEADERS: &[&str] = &[
 ];
 /// Room for the SSE framing (`event:`, `id:`, `data:` prefixes) around one message.
 const SSE_FRAMING_SLACK: usize = 4096;
+/// How long the first request of a legacy session waits for the session's GET stream to open
+/// (servers send requests unrelated to a call there, and drop them while it is not open).
+const STREAM_SETTLE: Duration = Duration::from_secs(2);
 /// How long the "is this an old HTTP+SSE server?" look may take after a failed start.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -86,6 +89,10 @@ struct Link {
     trouble: Mutex<Option<String>>,
     /// The session whose GET stream opened, so a later refusal means the session was lost.
     streamed: Mutex<Option<Arc<str>>>,
+    /// Set when `initialize` opened a session (rmcp then opens its GET stream).
+    expect_stream: std::sync::atomic::AtomicBool,
+    /// Set once the first GET stream attempt is over (opened, or refused).
+    stream_settled: tokio::sync::watch::Sender<bool>,
     /// Answers made up for requests whose POST failed (they reach rmcp as responses).
     inject: mpsc::UnboundedSender<ServerJsonRpcMessage>,
     /// Replies the sidecar sends on its own (refusals of unreadable server requests).
@@ -139,6 +146,8 @@ pub fn transport(
         gone: CancellationToken::new(),
         trouble: Mutex::default(),
         streamed: Mutex::default(),
+        expect_stream: Default::default(),
+        stream_settled: tokio::sync::watch::Sender::new(false),
         inject,
         reply,
         http: http.clone(),
@@ -260,6 +269,16 @@ impl Link {
         }
         self.diag.set_fatal(reason);
         self.gone.cancel();
+    }
+
+    /// Before the first call of a legacy session: wait (briefly) for its GET stream, so what the
+    /// server sends there in answer to the call is not lost.
+    async fn settle(&self) {
+        if !self.expect_stream.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let mut settled = self.stream_settled.subscribe();
+        let _ = tokio::time::timeout(STREAM_SETTLE, settled.wait_for(|s| *s)).await;
     }
 
     fn note_trouble(&self, reason: String) {
@@ -391,8 +410,16 @@ impl Link {
             };
             return format!("{url} answered HTTP {status}{detail}{hint}");
         }
-        if text.contains("could not parse JSON response") {
-            let detail = text.rsplit_once(": ").map_or(text, |(_, body)| body);
+        if let Some(rest) = text.strip_prefix("could not parse JSON response as ") {
+            // "<type>: <serde error>[ at line L column C]: <body preview>"
+            let rest = rest.split_once(": ").map_or(rest, |(_, r)| r);
+            let detail = rest
+                .find(" column ")
+                .map(|i| &rest[i + " column ".len()..])
+                .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+                .and_then(|r| r.strip_prefix(": "))
+                .or_else(|| rest.split_once(": ").map(|(_, body)| body))
+                .unwrap_or(rest);
             return format!(
                 "{url} did not answer like an MCP server: its JSON is not a JSON-RPC message ({})",
                 snippet(detail)
@@ -565,11 +592,25 @@ enum Inbound {
 /// parsed again so the sidecar sees them as it does on stdio.
 fn stash_typed(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
     let relevant = match &message {
-        JsonRpcMessage::Request(r) => matches!(
-            r.request,
-            ServerRequest::ElicitRequest(_) | ServerRequest::CreateMessageRequest(_)
-        ),
-        JsonRpcMessage::Response(r) => matches!(r.result, ServerResult::InputRequiredResult(_)),
+        JsonRpcMessage::Request(r) => match &r.request {
+            ServerRequest::ElicitRequest(_) | ServerRequest::CreateMessageRequest(_) => true,
+            ServerRequest::CustomRequest(c) => {
+                matches!(
+                    c.method.as_str(),
+                    "elicitation/create" | "sampling/createMessage"
+                )
+            }
+            _ => false,
+        },
+        JsonRpcMessage::Response(r) => match &r.result {
+            ServerResult::InputRequiredResult(_) => true,
+            // A form rmcp's types refuse makes the whole result a custom one: stashing the raw
+            // schema lets it parse as what it is.
+            ServerResult::CustomResult(c) => {
+                c.0.get("resultType").and_then(Value::as_str) == Some("input_required")
+            }
+            _ => false,
+        },
         _ => false,
     };
     if !relevant {
@@ -613,14 +654,10 @@ fn snippet(text: &str) -> String {
 }
 
 fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
-    let mut next = Some(e);
-    while let Some(err) = next {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            return Some(io.kind());
-        }
-        next = err.source();
-    }
-    None
+    causes(e).find_map(|err| {
+        err.downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+    })
 }
 
 /// What went wrong with a request, in a few words.
@@ -648,31 +685,27 @@ fn io_words(e: &std::io::Error) -> String {
 }
 
 fn tls_error(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut next = Some(e);
-    while let Some(err) = next {
-        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
-        }
-        // An io::Error's source skips the error it wraps.
-        if let Some(tls) = err
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        {
-            return Some(tls.to_string());
-        }
-        next = err.source();
-    }
-    None
+    causes(e)
+        .find_map(|err| err.downcast_ref::<rustls::Error>())
+        .map(ToString::to_string)
+}
+
+/// An error and its causes, looking inside io::Errors too (their `source` skips the error they
+/// wrap, which is where a TLS failure sits).
+fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |err| match err.downcast_ref::<std::io::Error>() {
+        Some(io) => io
+            .get_ref()
+            .map(|inner| inner as &(dyn std::error::Error + 'static)),
+        None => err.source(),
+    })
 }
 
 /// The deepest cause's message, which is the one that says what happened.
 fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut last = e;
-    while let Some(source) = last.source() {
-        last = source;
-    }
-    last.to_string()
+    causes(e).last().unwrap_or(e).to_string()
 }
 
 /// `initialize`, `server/discover` and `notifications/initialized`: their failure is the
@@ -706,6 +739,9 @@ impl Transport<RoleClient> for HttpTransport {
         let sending = self.inner.send(item);
         let link = self.link.clone();
         async move {
+            if id.is_some() && !handshake {
+                link.settle().await;
+            }
             let Err(error) = sending.await else {
                 return Ok(());
             };
@@ -843,6 +879,10 @@ impl StreamableHttpClient for Client {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let initialize = matches!(
+            &message,
+            JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_))
+        );
         let response = self
             .http
             .post_message_with_response_limits(
@@ -854,6 +894,14 @@ impl StreamableHttpClient for Client {
                 limits,
             )
             .await?;
+        if initialize
+            && let StreamableHttpPostResponse::Sse(_, Some(_))
+            | StreamableHttpPostResponse::Json(_, Some(_)) = &response
+        {
+            self.link
+                .expect_stream
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         Ok(match response {
             StreamableHttpPostResponse::Sse(stream, session) => {
                 StreamableHttpPostResponse::Sse(self.link.watch(stream), session)
@@ -906,7 +954,7 @@ impl StreamableHttpClient for Client {
         max_sse_event_size: usize,
     ) -> Result<BoxedSseResponse, HttpError> {
         let session = session_id.clone();
-        match self
+        let result = self
             .http
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -916,8 +964,9 @@ impl StreamableHttpClient for Client {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
-        {
+            .await;
+        self.link.stream_settled.send_replace(true);
+        match result {
             Ok(stream) => {
                 if session.is_some() {
                     *self.link.streamed.lock().unwrap_or_else(|e| e.into_inner()) = session;
@@ -993,9 +1042,12 @@ mod tests {
             "{text}"
         );
         let text = link.describe_response(
-            "could not parse JSON response as ServerJsonRpcMessage: missing field: {\"hello\":1}",
+            "could not parse JSON response as ServerJsonRpcMessage: data did not match any variant at line 1 column 16: {\"status\": \"ok\"}",
         );
-        assert!(text.contains("not a JSON-RPC message"), "{text}");
+        assert!(
+            text.ends_with("its JSON is not a JSON-RPC message ({\"status\": \"ok\"})"),
+            "{text}"
+        );
         let status = rmcp::transport::streamable_http_client::HttpStatusError::new(503, None);
         let Failure::Exchange(text) = link.describe(&StreamableHttpError::HttpStatus(status))
         else {

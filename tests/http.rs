@@ -1,0 +1,1075 @@
+//! Servers over Streamable HTTP. The first tests need nothing but this process (a refused port, a
+//! small fake HTTP server for error statuses, TLS and non-MCP answers); the ones marked ignored
+//! need the peers from `scripts/install-peers.sh` (`. .cache/peers/env.sh`): server-everything
+//! in its `streamableHttp` mode (a legacy 2025-11-25 session: SSE, `Mcp-Session-Id`, replies to
+//! its requests POSTed back) and the Python SDK fixtures served over HTTP in both eras.
+
+mod support;
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+fn peer(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run scripts/install-peers.sh and source .cache/peers/env.sh")
+    })
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+async fn call(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> Value {
+    editor
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": server, "tool": tool, "arguments": arguments}),
+        )
+        .await
+}
+
+fn spawn_call(
+    editor: &std::sync::Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let arg = json!({"server": server, "tool": tool, "arguments": arguments});
+    tokio::spawn(async move { editor.command_response("mcp-sidecar.callTool", arg).await })
+}
+
+/// Polls `check` until it holds.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + WAIT;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what} never happened");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {
+    editor
+        .command("mcp-sidecar.listTools", json!({"server": server}))
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A port nothing listens on (bound, then released).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Starts `editor` with these servers and returns the first `failed` status of each, in order.
+async fn failed_statuses(servers: Value, names: &[&str]) -> Vec<String> {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(&[], json!({"servers": servers}), json!({}))
+        .await;
+    let mut messages = Vec::new();
+    for name in names {
+        let status = editor.wait_status(mark, name, "failed").await;
+        messages.push(status["message"].as_str().unwrap_or_default().to_owned());
+    }
+    editor.shutdown_and_exit().await;
+    messages
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connection_fails_clearly_and_is_retried() {
+    let port = closed_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"h": {"type": "http", "url": url}}}),
+            json!({}),
+        )
+        .await;
+    let status = editor.wait_status(mark, "h", "failed").await;
+    assert_eq!(
+        status["message"],
+        format!("could not connect to {url}: connection refused"),
+        "{status}"
+    );
+    // The supervisor's restart and backoff apply as for stdio.
+    let again = editor.mark();
+    editor.wait_status(again, "h", "starting").await;
+    editor.wait_status(again, "h", "failed").await;
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    let h = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "h")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(h["transport"], "http", "{h}");
+    editor.shutdown_and_exit().await;
+}
+
+/// What the fake server answers.
+#[derive(Clone, Copy)]
+enum Fake {
+    /// Every request gets this raw HTTP response.
+    Always(&'static str),
+    /// POST gets 405; GET opens an event stream (an old HTTP+SSE endpoint).
+    OldSse,
+}
+
+/// Reads one HTTP/1.1 request: its head (request line and headers) and body. A client that
+/// does not speak HTTP (a TLS handshake) gets a plain-text 400 at once.
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+        if !buf[0].is_ascii_uppercase() {
+            let _ = socket
+                .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                .await;
+            return None;
+        }
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Some((head, buf[head_end..].to_vec()))
+}
+
+/// A tiny HTTP/1.1 server on a free port: one response per connection, then close.
+async fn fake_server(fake: Fake) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Some((head, _)) = read_request(&mut socket).await else {
+                    return;
+                };
+                let response = match fake {
+                    Fake::Always(response) => response.to_owned(),
+                    Fake::OldSse if head.starts_with("GET") => {
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\r\ndata: /messages?sessionId=1\r\n\r\n".to_owned()
+                    }
+                    Fake::OldSse => {
+                        "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_owned()
+                    }
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_failures_are_person_readable() {
+    let not_found = fake_server(Fake::Always(
+        "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 31\r\n\r\n<html>Cannot POST /mcp</html>\r\n",
+    ))
+    .await;
+    let broken = fake_server(Fake::Always(
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nboom",
+    ))
+    .await;
+    let unauthorized = fake_server(Fake::Always(
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"mcp\"\r\nContent-Length: 0\r\n\r\n",
+    ))
+    .await;
+    let web_page = fake_server(Fake::Always(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>",
+    ))
+    .await;
+    let old_sse = fake_server(Fake::OldSse).await;
+    let not_json_rpc = fake_server(Fake::Always(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"status\": \"ok\"}",
+    ))
+    .await;
+    let moved = fake_server(Fake::Always(
+        "HTTP/1.1 301 Moved Permanently\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n",
+    ))
+    .await;
+    let url = |port: u16| format!("http://127.0.0.1:{port}/mcp");
+    let servers = json!({
+        "notFound": {"url": url(not_found)},
+        "broken": {"url": url(broken)},
+        "unauthorized": {"url": url(unauthorized), "headers": {"X-Team": "a"}},
+        "webPage": {"url": url(web_page)},
+        "oldSse": {"type": "sse", "url": url(old_sse)},
+        "tls": {"url": format!("https://127.0.0.1:{not_found}/mcp")},
+        "notJsonRpc": {"url": url(not_json_rpc)},
+        "moved": {"url": url(moved)},
+        "reserved": {"url": url(not_found), "headers": {"Mcp-Session-Id": "x"}},
+    });
+    let names = [
+        "notFound",
+        "broken",
+        "unauthorized",
+        "webPage",
+        "oldSse",
+        "tls",
+        "reserved",
+        "notJsonRpc",
+        "moved",
+    ];
+    let messages = failed_statuses(servers, &names).await;
+    let m = |name: &str| &messages[names.iter().position(|n| *n == name).unwrap()];
+    assert_eq!(
+        m("notFound"),
+        &format!(
+            "{} answered HTTP 404 Not Found; is this the server's MCP endpoint?",
+            url(not_found)
+        )
+    );
+    assert_eq!(
+        m("broken"),
+        &format!("{} answered HTTP 500 Internal Server Error", url(broken))
+    );
+    assert!(
+        m("unauthorized").starts_with(&format!(
+            "{} requires authorization (HTTP 401 Unauthorized; it asks for Bearer realm=\"mcp\")",
+            url(unauthorized)
+        )),
+        "{}",
+        m("unauthorized")
+    );
+    assert!(
+        m("webPage").starts_with(&format!(
+            "{} did not answer like an MCP server: it sent \"text/html\"",
+            url(web_page)
+        )),
+        "{}",
+        m("webPage")
+    );
+    assert!(
+        m("oldSse").starts_with(&format!(
+            "{} looks like an old HTTP+SSE endpoint",
+            url(old_sse)
+        )) && m("oldSse").contains("Streamable HTTP only"),
+        "{}",
+        m("oldSse")
+    );
+    assert!(
+        m("tls").starts_with(&format!(
+            "could not connect to https://127.0.0.1:{not_found}/mcp: the TLS handshake failed ("
+        )),
+        "{}",
+        m("tls")
+    );
+    assert_eq!(
+        m("notJsonRpc"),
+        &format!(
+            "{} did not answer like an MCP server: its JSON is not a JSON-RPC message ({{\"status\": \"ok\"}})",
+            url(not_json_rpc)
+        )
+    );
+    assert_eq!(
+        m("moved"),
+        &format!(
+            "{} answered HTTP 301 Moved Permanently; the sidecar follows only same-origin 307/308 redirects, so configure the final URL",
+            url(moved)
+        )
+    );
+    assert_eq!(
+        m("reserved"),
+        "\"headers\": \"Mcp-Session-Id\" is set by the sidecar itself and cannot be configured"
+    );
+}
+
+/// A form outside the spec's subset (a nested object): rmcp's types refuse it, so only the raw
+/// handling the sidecar applies to every HTTP message lets it answer properly.
+fn nested_question() -> Value {
+    json!({"mode": "form", "message": "Where do you live?", "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"type": "object", "properties": {"street": {"type": "string"}}},
+        },
+    }})
+}
+
+fn http_json(status: &str, body: &Value, extra: &str) -> String {
+    let body = body.to_string();
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}",
+        body.len()
+    )
+}
+
+fn sse_event(message: &Value) -> String {
+    format!("data: {message}\n\n")
+}
+
+/// How the fake MCP server answers its one tool, `nested`.
+#[derive(Clone, Copy, PartialEq)]
+enum Era {
+    /// `initialize` + `Mcp-Session-Id`; the call's SSE stream carries an `elicitation/create`
+    /// request, whose answer the client POSTs; the result returns what the answer was.
+    Legacy,
+    /// 2026-07-28: the call is answered with `input_required` (as an SSE event, or as plain
+    /// JSON), the retry's `inputResponses` are returned.
+    Modern { sse: bool },
+}
+
+/// A minimal MCP server over Streamable HTTP (one request per connection), enough for one
+/// tool that asks an out-of-subset form. The result's structuredContent is
+/// `{"response": <what the client answered>}`.
+async fn odd_forms_server(era: Era) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The client's answers to our requests, by request id.
+    type Waiting = HashMap<String, tokio::sync::oneshot::Sender<Value>>;
+    let answers: Arc<Mutex<Waiting>> = Arc::default();
+    // The session's GET stream, once open (legacy).
+    let get_stream: Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>> = Arc::default();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let answers = answers.clone();
+            let get_stream = get_stream.clone();
+            tokio::spawn(async move {
+                let ask = |id: &str| {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    answers.lock().unwrap().insert(id.to_owned(), tx);
+                    rx
+                };
+                let Some((head, body)) = read_request(&mut socket).await else {
+                    return;
+                };
+                let response = if !head.to_ascii_lowercase().contains("\r\nx-team: odd\r\n") {
+                    // The definition's headers come with every request, GET and DELETE too.
+                    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nmissing X-Team".to_owned()
+                } else if head.starts_with("GET") && era == Era::Legacy {
+                    // The session's stream opens a little late, as over a slow network.
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+                    let open = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+                    if socket.write_all(open.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    *get_stream.lock().unwrap() = Some(tx);
+                    while let Some(event) = rx.recv().await {
+                        if socket.write_all(event.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                    return;
+                } else if !head.starts_with("POST") {
+                    "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_owned()
+                } else {
+                    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let id = message["id"].clone();
+                    let reply =
+                        |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    let modern_meta = |mut result: Value| {
+                        if era != Era::Legacy {
+                            result["resultType"] = json!("complete");
+                        }
+                        result
+                    };
+                    match message["method"].as_str() {
+                        None => {
+                            // The client's answer to one of our requests.
+                            let waiting = message["id"]
+                                .as_str()
+                                .and_then(|id| answers.lock().unwrap().remove(id));
+                            if let Some(tx) = waiting {
+                                let _ = tx.send(message.clone());
+                            }
+                            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned()
+                        }
+                        Some(_) if id.is_null() => {
+                            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned()
+                        }
+                        Some("server/discover") if era == Era::Legacy => http_json(
+                            "200 OK",
+                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}),
+                            "",
+                        ),
+                        Some("server/discover") => http_json(
+                            "200 OK",
+                            &reply(json!({
+                                "resultType": "complete",
+                                "cacheScope": "private",
+                                "ttlMs": 0,
+                                "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {}},
+                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "odd", "version": "1"}},
+                            })),
+                            "",
+                        ),
+                        Some("initialize") => http_json(
+                            "200 OK",
+                            &reply(json!({
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "odd", "version": "1"},
+                            })),
+                            "Mcp-Session-Id: odd-session\r\n",
+                        ),
+                        Some("tools/list") => http_json(
+                            "200 OK",
+                            &reply(modern_meta(json!({"tools": [
+                                {"name": "nested", "inputSchema": {"type": "object", "properties": {}}},
+                                {"name": "vanish", "inputSchema": {"type": "object", "properties": {}}},
+                                {"name": "huge", "inputSchema": {"type": "object", "properties": {}}},
+                                {"name": "fail", "inputSchema": {"type": "object", "properties": {}}},
+                                {"name": "roots", "inputSchema": {"type": "object", "properties": {}}},
+                            ]}))),
+                            "",
+                        ),
+                        // The server goes away in the middle of this call.
+                        Some("tools/call") if message["params"]["name"] == "vanish" => return,
+                        // Like the Python SDK's `session.list_roots()`: a request sent on the
+                        // session's GET stream, dropped if that is not open yet.
+                        Some("tools/call") if message["params"]["name"] == "roots" => {
+                            let stream = get_stream.lock().unwrap().clone();
+                            let response = match stream {
+                                Some(stream) => {
+                                    let rx = ask("roots-1");
+                                    let list = json!({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"});
+                                    let _ = stream.send(sse_event(&list));
+                                    tokio::time::timeout(Duration::from_secs(5), rx)
+                                        .await
+                                        .ok()
+                                        .and_then(Result::ok)
+                                        .unwrap_or_else(|| json!("no answer within 5 s"))
+                                }
+                                None => json!("roots/list dropped: the GET stream is not open"),
+                            };
+                            http_json(
+                                "200 OK",
+                                &reply(json!({
+                                    "content": [{"type": "text", "text": response.to_string()}],
+                                    "structuredContent": {"response": response},
+                                })),
+                                "",
+                            )
+                        }
+                        // One failed exchange: the connection stays.
+                        Some("tools/call") if message["params"]["name"] == "fail" => {
+                            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nboom".to_owned()
+                        }
+                        // An answer over maxMessageBytes, as JSON or as an SSE event.
+                        Some("tools/call") if message["params"]["name"] == "huge" => {
+                            let out = reply(modern_meta(
+                                json!({"content": [{"type": "text", "text": "x".repeat(200_000)}]}),
+                            ));
+                            if era == (Era::Modern { sse: false }) {
+                                http_json("200 OK", &out, "")
+                            } else {
+                                format!(
+                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
+                                    sse_event(&out)
+                                )
+                            }
+                        }
+                        Some("tools/call") => {
+                            let done = |response: Value| {
+                                reply(modern_meta(json!({
+                                    "content": [{"type": "text", "text": response.to_string()}],
+                                    "structuredContent": {"response": response},
+                                })))
+                            };
+                            match era {
+                                Era::Legacy => {
+                                    let rx = ask("odd-1");
+                                    let ask = json!({"jsonrpc": "2.0", "id": "odd-1", "method": "elicitation/create", "params": nested_question()});
+                                    let start = format!(
+                                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
+                                        sse_event(&ask)
+                                    );
+                                    let _ = socket.write_all(start.as_bytes()).await;
+                                    let _ = socket.flush().await;
+                                    let answered =
+                                        tokio::time::timeout(Duration::from_secs(10), rx)
+                                            .await
+                                            .ok()
+                                            .and_then(Result::ok)
+                                            .map(|m| {
+                                                let mut m =
+                                                    m.as_object().cloned().unwrap_or_default();
+                                                m.retain(|k, _| k == "result" || k == "error");
+                                                Value::Object(m)
+                                            })
+                                            .unwrap_or_else(|| json!("no answer within 10 s"));
+                                    sse_event(&done(answered))
+                                }
+                                Era::Modern { sse } => {
+                                    let params = &message["params"];
+                                    let out = match params.get("inputResponses") {
+                                        Some(responses) => done(responses["q"].clone()),
+                                        None => reply(json!({
+                                            "resultType": "input_required",
+                                            "inputRequests": {"q": {"method": "elicitation/create", "params": nested_question()}},
+                                            "requestState": "state-1",
+                                        })),
+                                    };
+                                    if sse {
+                                        format!(
+                                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
+                                            sse_event(&out)
+                                        )
+                                    } else {
+                                        http_json("200 OK", &out, "")
+                                    }
+                                }
+                            }
+                        }
+                        Some(_) => http_json(
+                            "200 OK",
+                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}),
+                            "",
+                        ),
+                    }
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+/// Against the fake server in both eras (legacy over SSE; 2026-07-28 with SSE and with plain
+/// JSON answers):
+/// - an out-of-subset form is refused as over stdio (`tests/elicitation.rs`): the person is
+///   told, and the server gets -32602 naming the property (legacy, POSTed back) or a decline
+///   (2026-07-28, in the retry). Nothing hangs;
+/// - the definition's headers come with every request;
+/// - the first call of a legacy session waits until the session's GET stream is open;
+/// - an HTTP error status fails one call, and the connection stays;
+/// - a server that goes away mid-call fails the call at once as serverGone, and is restarted;
+/// - an answer over maxMessageBytes closes the connection with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
+    let mut servers = serde_json::Map::new();
+    let eras = [
+        ("legacy", Era::Legacy),
+        ("modernSse", Era::Modern { sse: true }),
+        ("modernJson", Era::Modern { sse: false }),
+    ];
+    for (name, era) in eras {
+        let port = odd_forms_server(era).await;
+        servers.insert(
+            name.into(),
+            json!({"url": format!("http://127.0.0.1:{port}/mcp"), "timeout": 15, "headers": {"X-Team": "odd"}}),
+        );
+    }
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": servers, "maxMessageBytes": 65536}),
+            full_ui(),
+        )
+        .await;
+    for (name, era) in eras {
+        let status = editor.wait_status(mark, name, "running").await;
+        let expected = if era == Era::Legacy {
+            "2025-11-25"
+        } else {
+            "2026-07-28"
+        };
+        assert_eq!(status["protocolVersion"], expected, "{status}");
+    }
+    // The first call of a legacy session waits for the session's GET stream, where the server
+    // sends its roots/list.
+    let roots = call(&editor, "legacy", "roots", json!({})).await;
+    assert!(
+        structured(&roots)["response"]["result"]["roots"].is_array(),
+        "{roots}"
+    );
+    for (name, era) in eras {
+        let told = editor.mark();
+        let result = call(&editor, name, "nested", json!({})).await;
+        let response = structured(&result)["response"].clone();
+        if era == Era::Legacy {
+            assert_eq!(response["error"]["code"], -32602, "{name}: {result}");
+            assert!(
+                response["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("property \"address\"")),
+                "{name}: {response}"
+            );
+        } else {
+            assert_eq!(response, json!({"action": "decline"}), "{name}: {result}");
+        }
+        let shown = editor
+            .wait_notification(told, |n| n["method"] == "window/showMessage")
+            .await;
+        assert!(
+            shown["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("cannot show")),
+            "{name}: {shown}"
+        );
+    }
+    // An HTTP error status on one call fails that call; the connection stays.
+    for (name, _) in eras {
+        let response = editor
+            .command_response(
+                "mcp-sidecar.callTool",
+                json!({"server": name, "tool": "fail", "arguments": {}}),
+            )
+            .await;
+        assert_eq!(
+            response["error"]["data"]["kind"], "serverError",
+            "{name}: {response}"
+        );
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("/mcp answered HTTP 500 Internal Server Error"),
+            "{name}: {response}"
+        );
+        let again = call(&editor, name, "nested", json!({})).await;
+        assert!(
+            structured(&again)["response"].is_object(),
+            "{name}: {again}"
+        );
+    }
+    // A server that goes away mid-call: the call fails at once as serverGone, naming the URL,
+    // and the supervisor restarts the server.
+    for (name, _) in eras {
+        let gone = editor.mark();
+        let response = editor
+            .command_response(
+                "mcp-sidecar.callTool",
+                json!({"server": name, "tool": "vanish", "arguments": {}}),
+            )
+            .await;
+        assert_eq!(
+            response["error"]["data"]["kind"], "serverGone",
+            "{name}: {response}"
+        );
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("stopped during the request: the connection to http://127.0.0.1:"),
+            "{name}: {message}"
+        );
+        let failed = editor.wait_status(gone, name, "failed").await;
+        assert!(
+            failed["message"].as_str().unwrap().contains("broke"),
+            "{name}: {failed}"
+        );
+        editor.wait_status(gone, name, "running").await;
+    }
+    // An answer over maxMessageBytes closes the connection with the reason, as on stdio.
+    for (name, _) in eras {
+        let gone = editor.mark();
+        let response = editor
+            .command_response(
+                "mcp-sidecar.callTool",
+                json!({"server": name, "tool": "huge", "arguments": {}}),
+            )
+            .await;
+        assert_eq!(
+            response["error"]["data"]["kind"], "serverGone",
+            "{name}: {response}"
+        );
+        let failed = editor.wait_status(gone, name, "failed").await;
+        assert_eq!(
+            failed["message"],
+            "the server sent a message larger than maxMessageBytes (65536 bytes); the connection was closed",
+            "{name}: {failed}"
+        );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+/// A child process killed when dropped.
+struct Peer(tokio::process::Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.start_kill();
+    }
+}
+
+/// Waits until something accepts connections on `port`.
+async fn wait_listening(port: u16, child: &mut tokio::process::Child) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the peer server exited before listening on {port}: {status}");
+        }
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// server-everything in its Streamable HTTP mode (it reads the port from `PORT`; the endpoint
+/// is `/mcp`).
+async fn everything_over_http(port: u16) -> Peer {
+    let mut child = tokio::process::Command::new("node")
+        .arg(peer("MCP_EVERYTHING_JS"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node");
+    wait_listening(port, &mut child).await;
+    Peer(child)
+}
+
+/// One of the Python SDK fixtures served over Streamable HTTP on `port` (`/mcp`): the same
+/// server code as over stdio, run with `MCPServer.run("streamable-http")`, which serves both
+/// eras.
+async fn python_over_http(fixture_file: &str, port: u16) -> (Peer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let launcher = dir.path().join("serve_http.py");
+    std::fs::write(
+        &launcher,
+        "import importlib.util, sys\n\
+         spec = importlib.util.spec_from_file_location('fixture_server', sys.argv[1])\n\
+         module = importlib.util.module_from_spec(spec)\n\
+         sys.modules['fixture_server'] = module\n\
+         spec.loader.exec_module(module)\n\
+         module.server.run('streamable-http', host='127.0.0.1', port=int(sys.argv[2]))\n",
+    )
+    .unwrap();
+    let mut child = tokio::process::Command::new(peer("MCP_PYTHON"))
+        .arg(&launcher)
+        .arg(fixture(&format!("python/{fixture_file}")))
+        .arg(port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python");
+    wait_listening(port, &mut child).await;
+    (Peer(child), dir)
+}
+
+const INPUT: &str = "mcp-sidecar/inputBox";
+const PICK: &str = "mcp-sidecar/quickPick";
+
+/// The JSON after "Raw result:" in server-everything's answer.
+fn raw_result(result: &Value) -> Value {
+    let text = text_of(result);
+    let raw = text
+        .split("Raw result:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    serde_json::from_str(raw.trim()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_over_streamable_http() {
+    let port = closed_port();
+    let mut server = everything_over_http(port).await;
+    let folder = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[(folder.path(), "alpha")],
+            json!({"servers": {"everything": {"url": url}}}),
+            full_ui(),
+        )
+        .await;
+    let status = editor.wait_status(mark, "everything", "running").await;
+    assert_eq!(status["protocolVersion"], "2025-11-25", "{status}");
+
+    // Tools, and a plain call.
+    assert!(
+        tool_names(&editor, "everything")
+            .await
+            .contains(&"get-sum".to_owned())
+    );
+    let sum = call(&editor, "everything", "get-sum", json!({"a": 2, "b": 40})).await;
+    assert!(text_of(&sum).contains("42"), "{sum}");
+
+    // Roots: the server asks with roots/list on the call's SSE stream; the answer is POSTed.
+    eventually("get-roots-list in the tool list", || async {
+        tool_names(&editor, "everything")
+            .await
+            .contains(&"get-roots-list".to_owned())
+    })
+    .await;
+    let roots = call(&editor, "everything", "get-roots-list", json!({})).await;
+    let text = text_of(&roots);
+    assert!(
+        text.contains(&file_uri(folder.path())) && text.contains("alpha"),
+        "{text}"
+    );
+
+    // Elicitation over HTTP: the form arrives on the call's SSE stream (its schema kept raw),
+    // the person answers, the result is POSTed back.
+    eventually("trigger-elicitation-request in the tool list", || async {
+        tool_names(&editor, "everything")
+            .await
+            .contains(&"trigger-elicitation-request".to_owned())
+    })
+    .await;
+    let pending = spawn_call(
+        &editor,
+        "everything",
+        "trigger-elicitation-request",
+        json!({}),
+    );
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "Grace Hopper"})),
+            (PICK, json!({"selected": [0]})),
+            (INPUT, json!({"skip": true})),
+            (INPUT, json!({"value": "grace@example.com"})),
+            (INPUT, json!({"value": "https://example.com/grace"})),
+            (INPUT, json!({"value": "1906-12-09"})),
+            (INPUT, json!({"value": "7"})),
+            (INPUT, json!({"value": "2.5"})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [0, 1]})),
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(shown[0]["params"]["totalSteps"], 13, "form order kept");
+    let response = pending.await.unwrap();
+    assert_eq!(
+        raw_result(&response["result"]),
+        json!({"action": "accept", "content": {
+            "name": "Grace Hopper", "check": true, "email": "grace@example.com",
+            "homepage": "https://example.com/grace", "birthdate": "1906-12-09", "integer": 7,
+            "number": 2.5, "untitledSingleSelectEnum": "Joey",
+            "untitledMultipleSelectEnum": ["Guitar", "Piano"], "titledSingleSelectEnum": "hero-2",
+            "titledMultipleSelectEnum": ["fish-3"], "legacyTitledEnum": "pet-2"}}),
+        "{response}"
+    );
+
+    // Sampling over HTTP: the request arrives on the call's SSE stream (params kept raw), both
+    // drafts are shown, the answer is POSTed back.
+    eventually("trigger-sampling-request in the tool list", || async {
+        tool_names(&editor, "everything")
+            .await
+            .contains(&"trigger-sampling-request".to_owned())
+    })
+    .await;
+    let pending = spawn_call(
+        &editor,
+        "everything",
+        "trigger-sampling-request",
+        json!({"prompt": "a haiku about pipes", "maxTokens": 50}),
+    );
+    let request = editor.next_prompt().await;
+    assert_eq!(request["params"]["kind"], "samplingRequest", "{request}");
+    let text = request["params"]["text"].as_str().unwrap();
+    assert!(text.contains("a haiku about pipes"), "{text}");
+    editor
+        .respond(&request, json!({"action": "accept", "text": text}))
+        .await;
+    let draft = editor.next_prompt().await;
+    assert_eq!(draft["params"]["kind"], "samplingResponse", "{draft}");
+    let written = format!(
+        "{}\nBytes flow through the socket\n",
+        draft["params"]["text"].as_str().unwrap().trim_end()
+    );
+    editor
+        .respond(&draft, json!({"action": "accept", "text": written}))
+        .await;
+    let response = pending.await.unwrap();
+    let text = text_of(&response["result"]);
+    let sampled: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(
+        sampled["content"],
+        json!({"type": "text", "text": "Bytes flow through the socket"}),
+        "{text}"
+    );
+
+    // The server goes away mid-call: the call fails at once as serverGone, the status says why,
+    // and the supervisor tries again.
+    let pending = spawn_call(
+        &editor,
+        "everything",
+        "trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let gone = editor.mark();
+    server.0.start_kill().unwrap();
+    let _ = server.0.wait().await;
+    let started = Instant::now();
+    let response = pending.await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the call hung for {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        response["error"]["data"]["kind"], "serverGone",
+        "{response}"
+    );
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("stopped during the request") && message.contains(&url),
+        "{message}"
+    );
+    let failed = editor.wait_status(gone, "everything", "failed").await;
+    assert!(
+        failed["message"].as_str().unwrap().contains(&url),
+        "{failed}"
+    );
+    editor.wait_status(gone, "everything", "starting").await;
+    editor.shutdown_and_exit().await;
+}
+
+async fn python_roots_over_http(pin: Option<&str>) {
+    let port = closed_port();
+    let (_server, _dir) = python_over_http("roots_server.py", port).await;
+    let folder = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    let mut def = json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")});
+    if let Some(pin) = pin {
+        def["protocolVersion"] = json!(pin);
+    }
+    editor
+        .initialize(
+            &[(folder.path(), "a")],
+            json!({"servers": {"py": def}}),
+            json!({}),
+        )
+        .await;
+    let status = editor.wait_status(mark, "py", "running").await;
+    assert_eq!(
+        status["protocolVersion"],
+        pin.unwrap_or("2026-07-28"),
+        "{status}"
+    );
+    // Modern: roots through an MRTR round (input_required in the POST's answer, then a retry);
+    // legacy: a roots/list request on the call's SSE stream, answered by POST.
+    let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
+    assert_eq!(
+        shown["roots"],
+        json!([{"uri": file_uri(folder.path()), "name": "a"}]),
+        "{shown}"
+    );
+    assert_eq!(
+        shown["era"],
+        if pin.is_some() { "legacy" } else { "modern" },
+        "{shown}"
+    );
+    let sum = call(&editor, "py", "add", json!({"a": 1.5, "b": 2})).await;
+    assert!(text_of(&sum).contains("3.5"), "{sum}");
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_over_http_modern_era() {
+    python_roots_over_http(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_over_http_pinned_to_legacy() {
+    python_roots_over_http(Some("2025-11-25")).await;
+}
+
+async fn python_elicitation_over_http(pin: Option<&str>) {
+    let port = closed_port();
+    let (_server, _dir) = python_over_http("client_features_server.py", port).await;
+    let editor = in_process();
+    let mark = editor.mark();
+    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    if let Some(pin) = pin {
+        def["protocolVersion"] = json!(pin);
+    }
+    editor
+        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
+        .await;
+    editor.wait_status(mark, "py", "running").await;
+    let pending = spawn_call(&editor, "py", "elicit_form", json!({}));
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": "Ann"})),
+            (INPUT, json!({"value": "42"})),
+            (INPUT, json!({"value": "7"})),
+            (PICK, json!({"selected": [0]})),
+            (PICK, json!({"selected": [2]})),
+            (PICK, json!({"selected": [0, 2]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(
+        shown[4]["params"]["items"][1]["picked"], true,
+        "default green preselected"
+    );
+    let response = pending.await.unwrap();
+    assert_eq!(
+        structured(&response["result"]),
+        json!({"action": "accept", "content": {"name": "Ann", "age": 42, "score": 7, "subscribe": true, "color": "blue", "tags": ["a", "c"]}}),
+        "{pin:?}: {response}"
+    );
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_elicitation_over_http_modern_era() {
+    python_elicitation_over_http(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_elicitation_over_http_legacy_era() {
+    python_elicitation_over_http(Some("2025-11-25")).await;
+}
