@@ -15,7 +15,10 @@
 //!   start-up and `serverGone` paths show them;
 //! - a lost connection (refused, reset, TLS, a stream cut before its answer, a session the server
 //!   forgot, a message over `maxMessageBytes`) ends the transport, so the calls in flight fail
-//!   at once and the supervisor restarts the server with its backoff, as for a stdio exit.
+//!   at once and the supervisor restarts the server with its backoff, as for a stdio exit; an
+//!   HTTP error status on one exchange fails only that request;
+//! - the first request of a legacy session waits (up to 2 s) for the session's GET stream, where
+//!   servers send requests that are not tied to a call (they drop them while it is not open).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
