@@ -377,18 +377,42 @@ end
 function M.trust(server)
   with_client(function(client)
     if not client_mod.has_command(client, M.CMD.trust_server) then
-      notify(
-        'trust comes with workspace configuration (.vscode/mcp.json, .mcp.json): servers from '
-          .. 'workspace files will need your trust before they start, through this command. '
-          .. 'This sidecar does not read workspace files yet, so there is nothing to trust.'
-      )
+      notify('this sidecar has no trust command (it is older than workspace configuration)')
       return
     end
-    local result, err = client_mod.exec(client, M.CMD.trust_server, server and { server = server } or nil)
-    if err then
-      notify('trust failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
-    elseif not is_null(result) then
-      notify('trusted ' .. tostring(type(result) == 'table' and result.server or server or ''))
+    local function trust(name)
+      local result, err = client_mod.exec(client, M.CMD.trust_server, { server = name })
+      if err then
+        notify('trust failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+      elseif not is_null(result) then
+        notify('trusted ' .. tostring(type(result) == 'table' and result.server or name))
+      end
+    end
+    if server then
+      return trust(server)
+    end
+    local waiting = {}
+    for _, row in ipairs(state.servers(client.id)) do
+      if row.state == 'needsTrust' then
+        table.insert(waiting, row.name)
+      end
+    end
+    if #waiting == 0 then
+      notify('no server is waiting for trust (servers from workspace files ask when they appear)')
+    elseif #waiting == 1 then
+      trust(waiting[1])
+    else
+      vim.schedule(function()
+        vim.ui.select(waiting, { prompt = 'Trust which MCP server?' }, function(choice)
+          if choice then
+            vim.schedule(function()
+              with_client(function()
+                trust(choice)
+              end)
+            end)
+          end
+        end)
+      end)
     end
   end)
 end
