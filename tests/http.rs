@@ -16,33 +16,6 @@ use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-fn peer(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run scripts/install-peers.sh and source .cache/peers/env.sh")
-    })
-}
-
-fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
-async fn call(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> Value {
-    editor
-        .command(
-            "mcp-sidecar.callTool",
-            json!({"server": server, "tool": tool, "arguments": arguments}),
-        )
-        .await
-}
-
 fn spawn_call(
     editor: &std::sync::Arc<TestEditor>,
     server: &str,
@@ -52,19 +25,6 @@ fn spawn_call(
     let editor = editor.clone();
     let arg = json!({"server": server, "tool": tool, "arguments": arguments});
     tokio::spawn(async move { editor.command_response("mcp-sidecar.callTool", arg).await })
-}
-
-/// Polls `check` until it holds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + WAIT;
-    while !check().await {
-        assert!(Instant::now() < deadline, "{what} never happened");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {

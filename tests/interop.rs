@@ -5,50 +5,8 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 use support::*;
-
-fn peer(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run scripts/install-peers.sh and source .cache/peers/env.sh")
-    })
-}
-
-fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
-async fn call(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> Value {
-    editor
-        .command(
-            "mcp-sidecar.callTool",
-            json!({"server": server, "tool": tool, "arguments": arguments}),
-        )
-        .await
-}
-
-/// Polls `check` until it holds (servers apply roots changes asynchronously).
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + WAIT;
-    while !check().await {
-        assert!(Instant::now() < deadline, "{what} never happened");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
