@@ -147,19 +147,69 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
     editor.shutdown_and_exit().await;
 }
 
+/// The row of `listServers` for `server`.
+async fn server_row(editor: &TestEditor, server: &str) -> Value {
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {server} in {listed}"))
+}
+
+/// A call started now, answered later.
+async fn start_call(
+    editor: &TestEditor,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> tokio::sync::oneshot::Receiver<Value> {
+    editor
+        .start_request(
+            "workspace/executeCommand",
+            json!({"command": "mcp-sidecar.callTool",
+                   "arguments": [{"server": server, "tool": tool, "arguments": arguments}]}),
+        )
+        .await
+        .1
+}
+
+async fn response_of(rx: tokio::sync::oneshot::Receiver<Value>) -> Value {
+    tokio::time::timeout(WAIT, rx)
+        .await
+        .expect("no response")
+        .expect("editor connection closed")
+}
+
+/// A server that dies in the middle of a call (first on its own, then SIGKILLed from outside):
+/// the editor's call fails promptly with `serverGone`, the server is restarted, and the other
+/// servers, including a call in flight on one of them, never notice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
+    const PROMPT: Duration = Duration::from_secs(2);
     let editor = in_process();
     let mark = editor.mark();
     editor
         .initialize(
             &[],
-            json!({"servers": {"crashy": python("bad/crash_on_call.py", &[]), "demo": demo_server("both", None)}}),
+            json!({"servers": {
+                "crashy": python("bad/crash_on_call.py", &[]),
+                "other": python("bad/crash_on_call.py", &[]),
+                "demo": demo_server("both", None),
+            }}),
             json!({}),
         )
         .await;
-    editor.wait_status(mark, "crashy", "running").await;
-    editor.wait_status(mark, "demo", "running").await;
+    for server in ["crashy", "other", "demo"] {
+        editor.wait_status(mark, server, "running").await;
+    }
+
+    // 1. The server exits on its own while handling the call; a slow call to another server is
+    // in flight meanwhile.
+    let other_pid = text_of(&call(&editor, "other", "pid", json!({})).await);
+    let slow = start_call(&editor, "other", "sleep", json!({"seconds": 1.0})).await;
     let mark = editor.mark();
     let started = Instant::now();
     let crashed = editor
@@ -168,32 +218,80 @@ async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
             json!({"server": "crashy", "tool": "crash"}),
         )
         .await;
-    let elapsed = started.elapsed();
+    let crash_error = started.elapsed();
     assert_eq!(crashed["error"]["data"]["kind"], "serverGone", "{crashed}");
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
-    eprintln!("call failed {elapsed:?} after the crash request");
     let failed = editor.wait_status(mark, "crashy", "failed").await;
     assert!(
         failed["message"].as_str().unwrap().contains("code 1"),
         "{failed}"
     );
+    // While it is down, the other servers answer.
+    let during = Instant::now();
+    let echo = call(&editor, "demo", "echo", json!({"text": "unaffected"})).await;
+    assert_eq!(text_of(&echo), "unaffected");
+    let demo_during = during.elapsed();
     editor.wait_status(mark, "crashy", "running").await;
+    let restart_1 = started.elapsed();
+    let slow = response_of(slow).await;
+    assert_eq!(text_of(&slow["result"]), "slept 1.0", "{slow}");
     // The restarted server works; the tool call was not re-sent on its own.
-    let echo = editor
-        .command(
-            "mcp-sidecar.callTool",
-            json!({"server": "crashy", "tool": "echo", "arguments": {"text": "again"}}),
-        )
-        .await;
+    let echo = call(&editor, "crashy", "echo", json!({"text": "again"})).await;
     assert_eq!(text_of(&echo), "again");
-    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
-    let crashy = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "crashy")
+    assert_eq!(server_row(&editor, "crashy").await["restarts"], 1);
+    eprintln!(
+        "crash (exit 1) mid-call: error after {crash_error:.2?}, running again after {restart_1:.2?}; \
+         demo answered in {demo_during:.2?} meanwhile"
+    );
+    assert!(crash_error < PROMPT, "{crash_error:?}");
+
+    // 2. SIGKILL from outside while a call waits on a server that never answers it; a slow call
+    // to the other server and calls to the demo server go on meanwhile.
+    let pid: i32 = text_of(&call(&editor, "crashy", "pid", json!({})).await)
+        .parse()
         .unwrap();
-    assert_eq!(crashy["restarts"], 1);
+    let blocked = start_call(&editor, "crashy", "block", json!({})).await;
+    let slow = start_call(&editor, "other", "sleep", json!({"seconds": 1.5})).await;
+    // Let the call reach the server.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mark = editor.mark();
+    let killed = Instant::now();
+    // SAFETY: kill(2) on a process this test started (through the sidecar) and still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let blocked = response_of(blocked).await;
+    let kill_error = killed.elapsed();
+    assert_eq!(blocked["error"]["data"]["kind"], "serverGone", "{blocked}");
+    let during = Instant::now();
+    let echo = call(&editor, "demo", "echo", json!({"text": "still unaffected"})).await;
+    assert_eq!(text_of(&echo), "still unaffected");
+    let demo_during = during.elapsed();
+    let failed = editor.wait_status(mark, "crashy", "failed").await;
+    assert!(
+        failed["message"].as_str().unwrap().contains("signal 9"),
+        "{failed}"
+    );
+    editor.wait_status(mark, "crashy", "running").await;
+    let restart_2 = killed.elapsed();
+    let slow = response_of(slow).await;
+    assert_eq!(text_of(&slow["result"]), "slept 1.5", "{slow}");
+    let slow_done = killed.elapsed();
+    let new_pid = text_of(&call(&editor, "crashy", "pid", json!({})).await);
+    assert_ne!(new_pid, pid.to_string(), "a new process");
+    assert_eq!(server_row(&editor, "crashy").await["restarts"], 2);
+    // The other servers never restarted (same process, no restarts).
+    assert_eq!(
+        text_of(&call(&editor, "other", "pid", json!({})).await),
+        other_pid
+    );
+    for server in ["other", "demo"] {
+        let row = server_row(&editor, server).await;
+        assert_eq!(row["state"], "running", "{row}");
+        assert_eq!(row["restarts"], 0, "{row}");
+    }
+    eprintln!(
+        "SIGKILL mid-call: error after {kill_error:.2?}, running again after {restart_2:.2?}; \
+         demo answered in {demo_during:.2?}, the other server's 1.5 s call finished at {slow_done:.2?}"
+    );
+    assert!(kill_error < PROMPT, "{kill_error:?}");
     editor.shutdown_and_exit().await;
 }
 
