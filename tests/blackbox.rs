@@ -63,15 +63,18 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-async fn wait_gone(pids: &[u32]) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+/// Waits (10 s at most) until none of `pids` is alive; returns how long that took.
+async fn wait_gone(pids: &[u32]) -> Duration {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(10);
     while pids.iter().any(|p| alive(*p)) {
         assert!(
             Instant::now() < deadline,
             "server processes survived: {pids:?}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    started.elapsed()
 }
 
 async fn start_with_two_servers(
@@ -135,12 +138,18 @@ async fn servers_die_when_the_editor_pipe_closes() {
     let mut sidecar = spawn_sidecar(home.path());
     let children = start_with_two_servers(&sidecar, &[]).await;
     // The editor disappears without shutdown: its end of the pipes closes.
+    let closed = Instant::now();
     drop(sidecar.editor);
     tokio::time::timeout(Duration::from_secs(10), sidecar.child.wait())
         .await
         .expect("the sidecar did not exit when its stdin closed")
         .unwrap();
+    let exited = closed.elapsed();
     wait_gone(&children).await;
+    eprintln!(
+        "pipe closed: sidecar exited after {exited:.2?}, servers gone after {:.2?}",
+        closed.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,8 +157,99 @@ async fn servers_die_even_when_the_sidecar_is_killed() {
     let home = tempfile::tempdir().unwrap();
     let mut sidecar = spawn_sidecar(home.path());
     let children = start_with_two_servers(&sidecar, &[]).await;
+    let killed = Instant::now();
     sidecar.child.kill().await.unwrap();
     wait_gone(&children).await;
+    eprintln!(
+        "sidecar SIGKILLed: servers gone after {:.2?}",
+        killed.elapsed()
+    );
+}
+
+/// A stand-in editor: starts the sidecar on pipes it alone holds, initializes it with the
+/// servers in argv[2], waits until they all run, prints the sidecar's pid, then waits to be
+/// killed.
+const EDITOR_PY: &str = r#"
+import json, subprocess, sys
+
+sidecar, settings = sys.argv[1], json.loads(sys.argv[2])
+p = subprocess.Popen([sidecar, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+
+def send(message):
+    body = json.dumps(message).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    p.stdin.flush()
+
+def read():
+    length = None
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            sys.exit("the sidecar closed its stdout")
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(p.stdout.read(length))
+
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "processId": None, "rootUri": None, "capabilities": {}, "workspaceFolders": [],
+    "initializationOptions": settings}})
+running = set()
+initialized = False
+while running != set(settings["servers"]):
+    message = read()
+    if message.get("id") == 1 and not initialized:
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        initialized = True
+    elif message.get("method") == "mcp-sidecar/serverStatus":
+        if message["params"]["state"] == "running":
+            running.add(message["params"]["name"])
+print(p.pid, flush=True)
+sys.stdin.read()
+"#;
+
+/// The editor process itself is SIGKILLed (no shutdown, no chance to close anything on
+/// purpose): the kernel closes its pipe ends, the orphaned sidecar sees EOF and exits, and no
+/// server survives it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_survives_the_editor_process_being_killed() {
+    use tokio::io::AsyncBufReadExt;
+    let home = tempfile::tempdir().unwrap();
+    let settings = json!({"servers": {"legacy": demo_server("legacy", None), "modern": demo_server("modern", None)}});
+    let mut editor = Command::new("python3")
+        .args(["-c", EDITOR_PY])
+        .arg(sidecar_bin())
+        .arg(settings.to_string())
+        .env("XDG_CONFIG_HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(editor.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("the stand-in editor never got its servers running")
+        .unwrap()
+        .expect("the stand-in editor exited early");
+    let sidecar: u32 = line.trim().parse().unwrap();
+    assert_eq!(children_of(editor.id().unwrap()), [sidecar]);
+    let servers = children_of(sidecar);
+    assert_eq!(servers.len(), 2, "{servers:?}");
+    assert!(alive(sidecar));
+
+    let killed = Instant::now();
+    editor.kill().await.unwrap();
+    let sidecar_gone = wait_gone(&[sidecar]).await;
+    wait_gone(&servers).await;
+    let servers_gone = killed.elapsed();
+    eprintln!(
+        "editor SIGKILLed: sidecar exited after {sidecar_gone:.2?}, servers gone after {servers_gone:.2?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
