@@ -2,11 +2,11 @@
 # Every test of the project, tier by tier, each under its own time budget.
 # This is the README's test command, and exactly what CI runs (.ci/run).
 #   scripts/test-all.sh            all tiers
-#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, nvim, vscode)
+#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, conformance, nvim, vscode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TIERS="${TIERS:-lint peers unit interop nvim vscode}"
+TIERS="${TIERS:-lint peers unit interop conformance nvim vscode}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Two cores: keep test threads modest so timing-sensitive tests are not starved.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
@@ -43,6 +43,13 @@ interop() {
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
 }
 
+conformance() {
+  # The official MCP conformance suite (pinned, on Node 24) against `mcp-sidecar conformance`:
+  # every non-OAuth client scenario of the 2025-11-25 and 2026-07-28 requirement sets.
+  cargo build --locked
+  MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" scripts/conformance.sh
+}
+
 nvim() {
   # Neovim 0.11 from PyPI, the real plugin, the built sidecar; Lua linters (stylua, selene).
   cargo build --locked
@@ -56,11 +63,12 @@ vscode() {
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
 }
 
-export -f lint unit interop nvim vscode
+export -f lint unit interop conformance nvim vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
 has interop && tier interop 600 interop
+has conformance && tier conformance 600 conformance
 has nvim && tier nvim 900 nvim
 has vscode && tier vscode 900 vscode
 echo "=== all tiers passed in ${SECONDS}s"

@@ -13,6 +13,10 @@ pub enum Command {
     DemoServer {
         era: Era,
     },
+    /// A headless client for the official conformance suite, against the server at this URL.
+    Conformance {
+        url: String,
+    },
     Version,
     Help,
 }
@@ -27,10 +31,13 @@ pub struct Args {
 pub const USAGE: &str = "\
 usage: mcp-sidecar [lsp] [--log-file PATH] [--log-level FILTER]
        mcp-sidecar demo-server [--era both|legacy|modern] [--log-level FILTER]
+       mcp-sidecar conformance URL [--log-level FILTER]
        mcp-sidecar --version | --help
 
   lsp           serve the Language Server Protocol on stdin/stdout (default)
   demo-server   serve the built-in demo MCP server on stdin/stdout
+  conformance   run one scenario of the MCP conformance suite against URL, headless (reads
+                MCP_CONFORMANCE_SCENARIO, _PROTOCOL_VERSION, _CONTEXT; exit 0 = success)
   --log-file    append logs to PATH instead of stderr (stdout is never used for logs)
   --log-level   RUST_LOG-style filter, e.g. info or mcp_sidecar=debug (default: $MCP_SIDECAR_LOG,
                 $RUST_LOG, then info)
@@ -44,6 +51,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     };
     let mut era = Era::default();
     let mut subcommand: Option<String> = None;
+    let mut operand: Option<String> = None;
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -62,7 +70,14 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             "--log-file" => parsed.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--log-level" => parsed.log_level = Some(value("--log-level")?),
             "--era" => era = value("--era")?.parse()?,
-            "lsp" | "demo-server" if subcommand.is_none() => subcommand = Some(arg),
+            "lsp" | "demo-server" | "conformance" if subcommand.is_none() => subcommand = Some(arg),
+            // The conformance suite appends the server URL.
+            url if subcommand.as_deref() == Some("conformance")
+                && operand.is_none()
+                && !url.starts_with('-') =>
+            {
+                operand = Some(arg)
+            }
             // vscode-languageclient appends it for the stdio transport; stdio is the only one.
             "--stdio" => {}
             other => return Err(format!("unknown argument \"{other}\"")),
@@ -71,6 +86,9 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     if matches!(parsed.command, Command::Lsp) {
         parsed.command = match subcommand.as_deref() {
             Some("demo-server") => Command::DemoServer { era },
+            Some("conformance") => Command::Conformance {
+                url: operand.ok_or("conformance needs the server URL")?,
+            },
             _ => Command::Lsp,
         };
     }
@@ -101,5 +119,15 @@ mod tests {
         assert_eq!(p(&["lsp", "--stdio"]).unwrap().command, Command::Lsp);
         assert!(p(&["--log-file"]).is_err());
         assert!(p(&["demo-server", "--era", "future"]).is_err());
+        assert_eq!(
+            p(&["conformance", "http://localhost:1/mcp"])
+                .unwrap()
+                .command,
+            Command::Conformance {
+                url: "http://localhost:1/mcp".into()
+            }
+        );
+        assert!(p(&["conformance"]).is_err());
+        assert!(p(&["conformance", "http://a", "http://b"]).is_err());
     }
 }

@@ -40,6 +40,13 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match args.command {
             Command::DemoServer { era } => mcp_sidecar::demo::run_stdio(era).await,
+            Command::Conformance { url } => {
+                let run =
+                    mcp_sidecar::conformance::Run::from_env(url).map_err(anyhow::Error::msg)?;
+                mcp_sidecar::conformance::run(run)
+                    .await
+                    .map_err(anyhow::Error::msg)
+            }
             _ => {
                 mcp_sidecar::lsp::serve_stdio().await;
                 Ok(())

@@ -35,3 +35,42 @@ pub trait Prompter: Send + Sync {
     fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool>;
     fn show_message(&self, level: Level, message: String);
 }
+
+/// No editor at all (the headless conformance client): nothing can be shown, every prompt reads
+/// as dismissed, messages go to the log. Policies that answer without asking still work.
+pub struct Headless;
+
+impl Prompter for Headless {
+    fn capabilities(&self) -> EditorCapabilities {
+        EditorCapabilities::default()
+    }
+    fn input_box(&self, _: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        Box::pin(async { None })
+    }
+    fn quick_pick(&self, _: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        Box::pin(async { None })
+    }
+    fn edit_draft(&self, _: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        Box::pin(async { None })
+    }
+    fn open_external(&self, _: String) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+    fn clipboard(&self, _: String) {}
+    fn language_model(
+        &self,
+        _: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+        Box::pin(async { Err("no editor model: running headless".to_string()) })
+    }
+    fn show_file(&self, _: std::path::PathBuf) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+    fn show_message(&self, level: Level, message: String) {
+        match level {
+            Level::Error => tracing::error!("{message}"),
+            Level::Warning => tracing::warn!("{message}"),
+            Level::Info => tracing::info!("{message}"),
+        }
+    }
+}

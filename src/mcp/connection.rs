@@ -270,6 +270,15 @@ impl Connection {
         arguments: Option<serde_json::Map<String, Value>>,
         progress: Option<ProgressFn>,
     ) -> Result<Value, CallError> {
+        // 2026-07-28 over HTTP mirrors `x-mcp-header` arguments into `Mcp-Param-*` headers from
+        // the listed input schemas (and drops tools whose declarations are invalid): a call made
+        // before any `tools/list` would go without them.
+        if self.modern
+            && self.cached_tool_count() == 0
+            && let Err(e) = self.tools().await
+        {
+            tracing::debug!(server = %self.server, "listing tools before the first call failed: {e}");
+        }
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
         let mut url_retries = 0;

