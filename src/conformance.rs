@@ -265,8 +265,9 @@ async fn wait_running(events: &mut EventReceiver) -> Result<(), String> {
                     }
                     _ => {}
                 },
+                // What the editor would show; the sidecar's own log has the same at its level.
                 Event::Log { message, .. } | Event::Message { message, .. } => {
-                    tracing::info!("{message}");
+                    tracing::debug!("{message}");
                 }
                 _ => {}
             }
