@@ -14,6 +14,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
@@ -85,15 +86,15 @@ pub fn parse_line(line: &[u8]) -> Line {
         Err(e) => e,
     };
     let shown = String::from_utf8_lossy(&line[..line.len().min(160)]).into_owned();
-    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
+    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
         return Line::Garbage(format!("{error}: {shown}"));
     };
-    let id = obj.get("id").cloned().unwrap_or(Value::Null);
-    if obj.contains_key("method") && !id.is_null() {
+    let id = envelope.id.unwrap_or(Value::Null);
+    if envelope.method && !id.is_null() {
         return Line::Refuse(json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": -32602, "message": format!("the client could not read this request: {error}")}}));
     }
-    if !id.is_null() && (obj.contains_key("result") || obj.contains_key("error")) {
+    if !id.is_null() && (envelope.result || envelope.error) {
         let replacement = json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": -32603, "message": format!("the server's answer could not be read: {error}")}});
         if let Ok(message) = serde_json::from_value(replacement) {
@@ -101,6 +102,27 @@ pub fn parse_line(line: &[u8]) -> Line {
         }
     }
     Line::Garbage(format!("{error}: {shown}"))
+}
+
+/// The top level of a message that failed to parse: its id and which members it has. The other
+/// members are skipped unread, so what broke the full parse (bytes that are not UTF-8, a lone
+/// surrogate escape, nesting past serde_json's depth limit) does not hide the id of an answer
+/// that a call is waiting for.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+/// True for a member that is there at all (even `null`), without reading its value.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// Moves each form's `requestedSchema` into `_meta` (key [`RAW_SCHEMA_META`]) and leaves an empty
@@ -289,6 +311,56 @@ mod tests {
                 .is_some_and(|m| m.contains("could not be read")),
             "{v}"
         );
+    }
+
+    /// Found by the fault tests: an answer that fails to parse for a reason other than its
+    /// shape (bytes that are not UTF-8, a lone surrogate, nesting past the depth limit) used to
+    /// be skipped as junk, so its call waited for the whole timeout and lost the reason.
+    #[test]
+    fn unreadable_answers_still_fail_their_call_with_the_reason() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"result":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let cases: [(&[u8], &str); 3] = [
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}",
+                "invalid unicode",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\ud800b"}]}}"#,
+                "hex escape",
+            ),
+            (deep.as_bytes(), "recursion limit"),
+        ];
+        for (n, (line, reason)) in cases.into_iter().enumerate() {
+            let Line::Message(m) = parse_line(line) else {
+                panic!("case {n}: {:?}", parse_line(line))
+            };
+            let v = serde_json::to_value(&m).unwrap();
+            assert_eq!(v["id"], n + 2, "{v}");
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(message.contains("could not be read"), "{message}");
+            assert!(message.contains(reason), "case {n}: {message}");
+        }
+        // The same breakage in a request: refused with its id.
+        let Line::Refuse(reply) = parse_line(
+            br#"{"jsonrpc":"2.0","id":"r","method":"elicitation/create","params":{"message":"\ud800"}}"#,
+        ) else {
+            panic!()
+        };
+        assert_eq!(reply["id"], "r");
+        // Depth alone, with no id to answer: junk, and no stack overflow.
+        assert!(matches!(parse_line(&[b'['; 100_000]), Line::Garbage(_)));
+        let deep_notification = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":{}}}"#,
+            "[".repeat(100_000)
+        );
+        assert!(matches!(
+            parse_line(deep_notification.as_bytes()),
+            Line::Garbage(_)
+        ));
     }
 
     #[test]
