@@ -1,8 +1,10 @@
 //! The stdio transport under rmcp: newline-delimited JSON-RPC with a size cap per message.
-//! A line that is not JSON-RPC is logged (with the server's name) and skipped; a line over
-//! `maxMessageBytes` closes the connection with a clear reason, so pending calls fail at once
-//! instead of waiting for an answer that was thrown away.
+//! A line that is not JSON-RPC is logged (with the server's name) and skipped; a batch (an array
+//! of messages) is read as its messages, in order; a line over `maxMessageBytes` closes the
+//! connection with a clear reason, so pending calls fail at once instead of waiting for an answer
+//! that was thrown away.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -26,6 +28,8 @@ pub struct StdioTransport {
     reader: FramedRead<ChildStdout, AnyDelimiterCodec>,
     max_bytes: usize,
     diag: Arc<Diagnostics>,
+    /// The rest of a batch whose first message was already returned.
+    queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
 }
 
 impl StdioTransport {
@@ -43,8 +47,47 @@ impl StdioTransport {
             reader: FramedRead::with_capacity(stdout, codec, 64 * 1024),
             max_bytes,
             diag,
+            queued: VecDeque::new(),
         }
     }
+
+    /// Acts on one parsed line; a message is queued for [`Transport::receive`].
+    fn handle(&mut self, line: Line) {
+        match line {
+            Line::Message(message) => self.queued.push_back(*message),
+            Line::Skip => {}
+            Line::Garbage(problem) => tracing::warn!(
+                server = %self.server,
+                "ignored a line from the server that is not a JSON-RPC message ({problem})"
+            ),
+            Line::Refuse(reply) => {
+                tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
+                let writer = self.writer.clone();
+                tokio::spawn(async move {
+                    let mut bytes = reply.to_string().into_bytes();
+                    bytes.push(b'\n');
+                    if let Some(stdin) = writer.lock().await.as_mut() {
+                        let _ = stdin.write_all(&bytes).await;
+                        let _ = stdin.flush().await;
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// The members of a JSON-RPC batch (an array of message objects, which MCP 2025-03-26 allowed
+/// servers to send), each as its own line; `None` when `line` is not a batch.
+pub fn split_batch(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.trim_ascii_start().first() != Some(&b'[') {
+        return None;
+    }
+    let members: Vec<Value> = serde_json::from_slice(line).ok()?;
+    if members.is_empty() || !members.iter().all(Value::is_object) {
+        return None;
+    }
+    members.iter().map(|m| serde_json::to_vec(m).ok()).collect()
 }
 
 /// What one line from a server becomes.
@@ -220,26 +263,18 @@ impl Transport<RoleClient> for StdioTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(message) = self.queued.pop_front() {
+                return Some(message);
+            }
             match self.reader.next().await? {
-                Ok(line) => match parse_line(&line) {
-                    Line::Message(message) => return Some(*message),
-                    Line::Skip => {}
-                    Line::Garbage(problem) => tracing::warn!(
-                        server = %self.server,
-                        "ignored a line from the server that is not a JSON-RPC message ({problem})"
-                    ),
-                    Line::Refuse(reply) => {
-                        tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
-                        let writer = self.writer.clone();
-                        tokio::spawn(async move {
-                            let mut bytes = reply.to_string().into_bytes();
-                            bytes.push(b'\n');
-                            if let Some(stdin) = writer.lock().await.as_mut() {
-                                let _ = stdin.write_all(&bytes).await;
-                                let _ = stdin.flush().await;
-                            }
-                        });
+                Ok(line) => match split_batch(&line) {
+                    Some(members) => {
+                        tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
+                        for member in members {
+                            self.handle(parse_line(&member));
+                        }
                     }
+                    None => self.handle(parse_line(&line)),
                 },
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
                     let reason = format!(
@@ -361,6 +396,33 @@ mod tests {
             parse_line(deep_notification.as_bytes()),
             Line::Garbage(_)
         ));
+    }
+
+    #[test]
+    fn batches_split_into_their_messages() {
+        let batch = br#" [{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}]"#;
+        let members = split_batch(batch).unwrap();
+        assert_eq!(members.len(), 2);
+        assert!(
+            members
+                .iter()
+                .all(|m| matches!(parse_line(m), Line::Message(_)))
+        );
+        for not_a_batch in [
+            &b"[]"[..],
+            b"[1, 2]",
+            b"[{\"a\": 1}, 3]",
+            b"{\"jsonrpc\":\"2.0\"}",
+            b"[[[[",
+            b"",
+        ] {
+            assert!(
+                split_batch(not_a_batch).is_none(),
+                "{}",
+                String::from_utf8_lossy(not_a_batch)
+            );
+        }
+        assert!(split_batch(&[b'['; 100_000]).is_none());
     }
 
     #[test]
