@@ -368,3 +368,149 @@ async fn the_binary_relays_a_servers_question_to_the_editor() {
         sidecar.editor.shutdown_and_exit().await;
     }
 }
+
+/// Malformed, oversized-in-depth, non-UTF-8 and unexpected lines from a server, through the
+/// built binary with its log file: junk is skipped with a log line naming the server, an answer
+/// that cannot be read fails its call at once with the reason, a request that cannot be read is
+/// refused, nothing panics, and the sidecar keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_lines_from_a_server_get_clear_errors_and_nothing_else_breaks() {
+    const PROMPT: Duration = Duration::from_secs(2);
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("sidecar.log");
+    let mut child = Command::new(sidecar_bin())
+        .arg("--log-file")
+        .arg(&log)
+        .args(["--log-level", "info"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let mark = editor.mark();
+    let malformed =
+        json!({"command": "python3", "args": [fixture("bad/malformed.py")], "timeout": 5});
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"malformed": malformed, "demo": demo_server("both", None)}}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "malformed", "running").await;
+    editor.wait_status(mark, "demo", "running").await;
+    let emit = |kind: &'static str| {
+        let editor = editor.clone();
+        async move {
+            let started = Instant::now();
+            let response = editor
+                .command_response(
+                    "mcp-sidecar.callTool",
+                    json!({"server": "malformed", "tool": "emit", "arguments": {"kind": kind}}),
+                )
+                .await;
+            (response, started.elapsed())
+        }
+    };
+
+    // Junk around a correct answer: the call gets its answer.
+    for kind in [
+        "invalid_utf8_junk",
+        "deep_junk",
+        "unknown_id",
+        "wrong_id_type",
+        "nul_and_controls",
+        "bom",
+        "batch_answer",
+    ] {
+        let (response, took) = emit(kind).await;
+        assert_eq!(
+            text_of(&response["result"]),
+            format!("ok {kind}"),
+            "{kind}: {response}"
+        );
+        eprintln!("{kind}: answered in {took:.2?}");
+        assert!(took < PROMPT, "{kind}: {took:?}");
+    }
+
+    // The batch's other member, a log notification, reached the editor too.
+    let logged = editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("inside a batch"))
+        })
+        .await;
+    assert!(
+        logged["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("[malformed]"),
+        "{logged}"
+    );
+
+    // The call's own answer cannot be read: it fails at once, saying why.
+    for (kind, reason) in [
+        ("invalid_utf8_answer", "could not be read"),
+        ("lone_surrogate_answer", "could not be read"),
+        ("deep_answer", "could not be read"),
+        ("error_missing_fields", "could not be read"),
+    ] {
+        let (response, took) = emit(kind).await;
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        eprintln!("{kind}: failed in {took:.2?}: {message}");
+        assert!(message.contains(reason), "{kind}: {response}");
+        assert!(took < PROMPT, "{kind}: {took:?}");
+    }
+
+    // A request the sidecar cannot read is answered with an error, not left waiting.
+    let (response, took) = emit("bad_request").await;
+    let refused = &structured(&response["result"])["response"];
+    assert_eq!(refused["error"]["code"], -32602, "{response}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not read this request"),
+        "{response}"
+    );
+    eprintln!("bad_request: refused in {took:.2?}");
+
+    // Still serving: the same server, another server, the editor's own requests.
+    let pong = call(&editor, "malformed", "ping_tool", json!({})).await;
+    assert_eq!(text_of(&pong), "pong");
+    let echo = call(&editor, "demo", "echo", json!({"text": "fine"})).await;
+    assert_eq!(text_of(&echo), "fine");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    for row in listed.as_array().unwrap() {
+        assert_eq!(row["state"], "running", "{row}");
+        assert_eq!(row["restarts"], 0, "{row}");
+    }
+    editor.shutdown_and_exit().await;
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the sidecar did not exit")
+        .unwrap();
+    assert!(out.status.success(), "{}", out.status);
+    assert!(
+        out.stderr.is_empty(),
+        "nothing (no panic) on stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let skipped: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("not a JSON-RPC message") && l.contains("malformed"))
+        .collect();
+    eprintln!(
+        "{} junk lines logged, e.g. {:?}",
+        skipped.len(),
+        skipped.first()
+    );
+    assert!(skipped.len() >= 3, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}

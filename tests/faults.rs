@@ -329,3 +329,187 @@ async fn endless_input_required_rounds_are_capped_with_state_echoed_exactly() {
     );
     editor.shutdown_and_exit().await;
 }
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Answers every prompt as a person would (the one field, then Submit), counting the questions
+/// shown per server (one `inputBox` each), until `stop` is notified.
+fn answer_prompts_until(
+    editor: std::sync::Arc<TestEditor>,
+    stop: std::sync::Arc<tokio::sync::Notify>,
+) -> tokio::task::JoinHandle<std::collections::HashMap<String, usize>> {
+    tokio::spawn(async move {
+        let mut shown = std::collections::HashMap::new();
+        loop {
+            let prompt = tokio::select! {
+                _ = stop.notified() => return shown,
+                prompt = editor.next_prompt() => prompt,
+            };
+            match prompt["method"].as_str().unwrap() {
+                "mcp-sidecar/inputBox" => {
+                    let server = prompt["params"]["server"].as_str().unwrap().to_string();
+                    *shown.entry(server).or_insert(0) += 1;
+                    editor.respond(&prompt, json!({"value": "yes"})).await;
+                }
+                "mcp-sidecar/quickPick" => {
+                    assert_eq!(prompt["params"]["items"][0]["label"], "Submit", "{prompt}");
+                    editor.respond(&prompt, json!({"selected": [0]})).await;
+                }
+                _ => panic!("unexpected prompt {prompt}"),
+            }
+        }
+    })
+}
+
+/// A server that floods `elicitation/create` (during a call, then with no call in flight): the
+/// person sees at most `rateLimit` questions per server, the rest are cancelled without a prompt,
+/// every question gets an answer, and the editor's own requests stay quick throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_responsive() {
+    const LIMIT: u64 = 5;
+    const FLOOD: u64 = 2000;
+    const UNSOLICITED: u64 = 500;
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({
+                "servers": {
+                    "flood": python("bad/elicit_flood.py", &[]),
+                    "flood2": python("bad/elicit_flood.py", &[]),
+                    "demo": demo_server("both", None),
+                },
+                "elicitation": {"rateLimit": format!("{LIMIT}/min")},
+            }),
+            full_ui(),
+        )
+        .await;
+    for server in ["flood", "flood2", "demo"] {
+        editor.wait_status(mark, server, "running").await;
+    }
+    let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+    let prompter = answer_prompts_until(editor.clone(), stop.clone());
+
+    // During the flood, the editor keeps asking things: listServers and a call to another server.
+    let started = Instant::now();
+    let flood = start_call(&editor, "flood", "flood", json!({"count": FLOOD})).await;
+    tokio::pin!(flood);
+    let mut list_latency = Vec::new();
+    let mut call_latency = Vec::new();
+    let flooded = loop {
+        tokio::select! {
+            biased;
+            response = &mut flood => break response.expect("editor connection closed"),
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "the flood call never ended"
+        );
+        let asked = Instant::now();
+        let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+        list_latency.push(asked.elapsed());
+        assert_eq!(listed.as_array().unwrap().len(), 3);
+        let asked = Instant::now();
+        let echo = call(&editor, "demo", "echo", json!({"text": "hi"})).await;
+        call_latency.push(asked.elapsed());
+        assert_eq!(text_of(&echo), "hi");
+    };
+    let flood_took = started.elapsed();
+    let tally = structured(&flooded["result"]);
+    assert_eq!(
+        tally,
+        json!({"accept": LIMIT, "decline": 0, "cancel": FLOOD - LIMIT, "error": 0, "errors": [],
+               "seconds": tally["seconds"]}),
+        "{flooded}"
+    );
+
+    // With no call in flight: the same server's window is full, so nothing more is shown; another
+    // server has its own window.
+    for server in ["flood", "flood2"] {
+        let sent = call(
+            &editor,
+            server,
+            "flood_unsolicited",
+            json!({"count": UNSOLICITED}),
+        )
+        .await;
+        assert_eq!(text_of(&sent), format!("sent {UNSOLICITED}"));
+    }
+    let deadline = Instant::now() + WAIT;
+    let (a, b) = loop {
+        let a = structured(&call(&editor, "flood", "tally", json!({})).await);
+        let b = structured(&call(&editor, "flood2", "tally", json!({})).await);
+        if a["pending"] == 0 && b["pending"] == 0 {
+            break (a, b);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "questions left unanswered: {a} {b}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (&a["accept"], &a["cancel"], &a["error"], &a["unknown"]),
+        (
+            &json!(LIMIT),
+            &json!(FLOOD - LIMIT + UNSOLICITED),
+            &json!(0),
+            &json!(0)
+        ),
+        "{a}"
+    );
+    assert_eq!(
+        (&b["accept"], &b["cancel"], &b["error"], &b["unknown"]),
+        (
+            &json!(LIMIT),
+            &json!(UNSOLICITED - LIMIT),
+            &json!(0),
+            &json!(0)
+        ),
+        "{b}"
+    );
+    // Let any late prompt arrive before counting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.notify_one();
+    let shown = prompter.await.unwrap();
+    assert_eq!(
+        shown,
+        std::collections::HashMap::from([
+            ("flood".to_string(), LIMIT as usize),
+            ("flood2".to_string(), LIMIT as usize)
+        ]),
+    );
+
+    let probes = list_latency.len();
+    let (list_median, list_max) = (
+        median(list_latency.clone()),
+        *list_latency.iter().max().unwrap(),
+    );
+    let (call_median, call_max) = (
+        median(call_latency.clone()),
+        *call_latency.iter().max().unwrap(),
+    );
+    eprintln!(
+        "elicitation flood: {FLOOD} questions during a call answered in {flood_took:.2?} \
+         (server-side {} s), {LIMIT} shown; listServers during it: {probes} probes, median {list_median:.2?}, \
+         max {list_max:.2?}; demo echo median {call_median:.2?}, max {call_max:.2?}",
+        tally["seconds"]
+    );
+    assert!(probes >= 1);
+    assert!(list_max < Duration::from_secs(2), "{list_max:?}");
+    assert!(call_max < Duration::from_secs(2), "{call_max:?}");
+    for row in editor
+        .command("mcp-sidecar.listServers", json!({}))
+        .await
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(row["state"], "running", "{row}");
+    }
+    editor.shutdown_and_exit().await;
+}
