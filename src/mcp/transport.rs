@@ -129,7 +129,17 @@ pub fn parse_line(line: &[u8]) -> Line {
         Err(e) => e,
     };
     let shown = String::from_utf8_lossy(&line[..line.len().min(160)]).into_owned();
-    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
+    // Raw control characters (invalid inside JSON strings) would stop the envelope too; as
+    // spaces they are harmless, and the envelope reads nothing but the id.
+    let probe: std::borrow::Cow<[u8]> = if line.iter().any(|b| *b < b' ') {
+        line.iter()
+            .map(|&b| if b < b' ' { b' ' } else { b })
+            .collect::<Vec<u8>>()
+            .into()
+    } else {
+        line.into()
+    };
+    let Ok(envelope) = serde_json::from_slice::<Envelope>(&probe) else {
         return Line::Garbage(format!("{error}: {shown}"));
     };
     let id = envelope.id.unwrap_or(Value::Null);
@@ -149,8 +159,8 @@ pub fn parse_line(line: &[u8]) -> Line {
 
 /// The top level of a message that failed to parse: its id and which members it has. The other
 /// members are skipped unread, so what broke the full parse (bytes that are not UTF-8, a lone
-/// surrogate escape, nesting past serde_json's depth limit) does not hide the id of an answer
-/// that a call is waiting for.
+/// surrogate escape, nesting past serde_json's depth limit, a raw control character) does not
+/// hide the id of an answer that a call is waiting for.
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
@@ -358,7 +368,7 @@ mod tests {
             "[".repeat(100_000),
             "]".repeat(100_000)
         );
-        let cases: [(&[u8], &str); 3] = [
+        let cases: [(&[u8], &str); 4] = [
             (
                 b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}",
                 "invalid unicode",
@@ -368,6 +378,10 @@ mod tests {
                 "hex escape",
             ),
             (deep.as_bytes(), "recursion limit"),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\tb\x01\"}]}}",
+                "control character",
+            ),
         ];
         for (n, (line, reason)) in cases.into_iter().enumerate() {
             let Line::Message(m) = parse_line(line) else {
