@@ -17,7 +17,7 @@ mod transport;
 pub use error::CallError;
 pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
-pub use transport::{Line, parse_line};
+pub use transport::{Line, parse_line, split_batch};
 
 /// Client name announced to servers.
 pub const CLIENT_NAME: &str = "mcp-sidecar";
