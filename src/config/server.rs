@@ -291,10 +291,37 @@ fn expand_strings(value: &mut Value, cx: &VarContext) -> Result<(), String> {
     Ok(())
 }
 
-/// `envFile`: `KEY=VALUE` lines (`#` comments, optional quotes, optional `export`).
+/// The largest `envFile` read.
+const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
+
+/// `envFile`: `KEY=VALUE` lines (`#` comments, optional quotes, optional `export`). Only a
+/// regular file up to [`MAX_ENV_FILE_BYTES`] is read: definitions (a workspace's too) are parsed
+/// before anyone trusts them, so a FIFO, a device or a huge file must fail, not block or fill
+/// memory.
 fn read_env_file(path: &str) -> Result<Vec<(String, String)>, String> {
-    let text = std::fs::read_to_string(crate::roots::expand_home(path))
-        .map_err(|e| format!("\"envFile\" {path}: {e}"))?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |e: &dyn std::fmt::Display| format!("\"envFile\" {path}: {e}");
+    // Non-blocking, so opening a FIFO that nobody writes returns at once.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(crate::roots::expand_home(path))
+        .map_err(|e| fail(&e))?;
+    let meta = file.metadata().map_err(|e| fail(&e))?;
+    if !meta.is_file() {
+        return Err(fail(&"not a regular file"));
+    }
+    if meta.len() > MAX_ENV_FILE_BYTES {
+        return Err(fail(&format!(
+            "larger than {} KiB",
+            MAX_ENV_FILE_BYTES / 1024
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_ENV_FILE_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| fail(&e))?;
     Ok(text
         .lines()
         .map(str::trim)

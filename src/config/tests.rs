@@ -122,6 +122,49 @@ fn user_file_errors_name_line_and_column() {
     assert!(UserFile::load(&path).unwrap().is_some());
 }
 
+#[test]
+fn env_files_are_read_only_when_small_and_regular() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.env");
+    std::fs::write(
+        &good,
+        "# comment\nexport A=1\nB=\"two words\"\n C = 'three' \n\nnot a pair\n",
+    )
+    .unwrap();
+    let big = dir.path().join("big.env");
+    std::fs::write(&big, "A=1\n".repeat(300_000)).unwrap();
+    let fifo = dir.path().join("env.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let parse = |file: &std::path::Path| {
+        let (resolved, _) = resolve(&[editor(json!({"servers": {
+            "s": {"command": "x", "env": {"A": "kept"}, "envFile": file},
+        }}))]);
+        resolved.servers[0].clone()
+    };
+    let spec = parse(&good).unwrap();
+    let TransportSpec::Stdio { env, .. } = spec.transport else {
+        panic!()
+    };
+    let got: Vec<_> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(got, [("A", "kept"), ("B", "two words"), ("C", "three")]);
+    // A FIFO nobody writes used to block reading the configuration forever.
+    for (file, reason) in [
+        (fifo.as_path(), "not a regular file"),
+        (std::path::Path::new("/dev/zero"), "not a regular file"),
+        (big.as_path(), "larger than 1024 KiB"),
+        (dir.path(), "not a regular file"),
+    ] {
+        let e = parse(file).unwrap_err();
+        assert!(
+            e.message.contains("\"envFile\"") && e.message.contains(reason),
+            "{e}"
+        );
+    }
+    assert!(parse(&dir.path().join("missing")).is_err());
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
