@@ -3,6 +3,7 @@
 
 mod support;
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -511,5 +512,70 @@ async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_respon
     {
         assert_eq!(row["state"], "running", "{row}");
     }
+    editor.shutdown_and_exit().await;
+}
+
+/// An `envFile` that is not a regular file (a FIFO that nobody writes, a device) or that is huge:
+/// the definition fails with the reason, and reading the configuration neither blocks nor holds up
+/// the other servers. (A workspace's `mcp.json` is read before the person trusts it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn env_files_that_are_not_small_regular_files_fail_their_server_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("env.fifo");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.env");
+    std::fs::write(&big, "A=1\n".repeat(1 << 19)).unwrap();
+    let with_env_file = |file: &std::path::Path| {
+        let mut def = demo_server("both", None);
+        def["envFile"] = json!(file);
+        def
+    };
+    let editor = in_process();
+    let mark = editor.mark();
+    let started = Instant::now();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "fifo": with_env_file(&fifo),
+                "device": with_env_file(std::path::Path::new("/dev/null")),
+                "big": with_env_file(&big),
+                "demo": demo_server("both", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    let outcome = tokio::time::timeout(Duration::from_secs(10), async {
+        let fifo = editor.wait_status(mark, "fifo", "failed").await;
+        let device = editor.wait_status(mark, "device", "failed").await;
+        let big = editor.wait_status(mark, "big", "failed").await;
+        editor.wait_status(mark, "demo", "running").await;
+        (fifo, device, big)
+    })
+    .await;
+    // Whatever happened, never leave a reader blocked on the FIFO behind.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+    let (fifo, device, big) = outcome.expect("the configuration was never applied");
+    let took = started.elapsed();
+    for (status, reason) in [
+        (&fifo, "not a regular file"),
+        (&device, "not a regular file"),
+        (&big, "larger than"),
+    ] {
+        let message = status["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("envFile") && message.contains(reason),
+            "{status}"
+        );
+    }
+    eprintln!(
+        "bad envFiles reported and the demo server running {took:.2?} after initialize: {}",
+        fifo["message"]
+    );
     editor.shutdown_and_exit().await;
 }
