@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install the real MCP peers used by the tests, pinned, into <repo>/.cache/peers/:
-#   node/   npm: @modelcontextprotocol/server-everything and server-filesystem
+#   node/   npm: @modelcontextprotocol/server-everything and server-filesystem, and the TypeScript
+#           SDK (@modelcontextprotocol/sdk, the version server-everything uses) for the benchmarks
 #   venv/   Python venv with the MCP Python SDK (mcp), used by fixtures/python/
-#   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON
+#   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON,
+#           MCP_PEERS_NODE_MODULES
 #
 # Idempotent: each part is skipped when the pinned version is already installed.
 # No interactive input; safe with CI=true on a fresh clone. Needs node (>= 20) + npm and python3 (>= 3.10).
@@ -13,6 +15,8 @@ set -euo pipefail
 
 EVERYTHING_VERSION=2026.8.31
 FILESYSTEM_VERSION=2026.8.31
+# The TypeScript SDK client for benches/peers/ts_client.mjs: the same version server-everything pulls in.
+TS_SDK_VERSION=1.32.2
 MCP_PY_VERSION=2.3.0
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,15 +50,17 @@ npm_status=cached
 npm_pid=
 if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ] ||
    [ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ] ||
+   [ "$(installed_version @modelcontextprotocol/sdk)" != "$TS_SDK_VERSION" ] ||
    [ ! -f "$EVERYTHING_JS" ] || [ ! -f "$FILESYSTEM_JS" ]; then
-  log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION"
+  log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION sdk@$TS_SDK_VERSION"
   # A private package.json keeps npm from walking up into the repo (and makes the prefix self-contained).
   [ -f "$NODE_DIR/package.json" ] ||
     printf '{\n  "name": "mcp-sidecar-test-peers",\n  "private": true\n}\n' >"$NODE_DIR/package.json"
   npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-update-notifier --loglevel=error \
     --save-exact \
     "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
-    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2 &
+    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
+    "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >&2 &
   npm_pid=$!
   trap 'wait' EXIT # never leave the background npm running behind an early exit
   npm_status=installed
@@ -103,6 +109,8 @@ fi
   die "server-everything is not at $EVERYTHING_VERSION after install"
 [ "$(installed_version @modelcontextprotocol/server-filesystem)" = "$FILESYSTEM_VERSION" ] ||
   die "server-filesystem is not at $FILESYSTEM_VERSION after install"
+[ "$(installed_version @modelcontextprotocol/sdk)" = "$TS_SDK_VERSION" ] ||
+  die "@modelcontextprotocol/sdk is not at $TS_SDK_VERSION after install"
 
 # ---------------------------------------------------------------- smoke checks
 # Each npm server must answer a legacy initialize on this node (catches "needs a newer node").
@@ -148,7 +156,8 @@ export MCP_PEERS_DIR='$PEERS'
 export MCP_EVERYTHING_JS='$EVERYTHING_JS'
 export MCP_FILESYSTEM_JS='$FILESYSTEM_JS'
 export MCP_PYTHON='$VENV/bin/python'
+export MCP_PEERS_NODE_MODULES='$NODE_DIR/node_modules'
 EOF
 mv "$PEERS/env.sh.tmp" "$PEERS/env.sh"
 
-echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION ($npm_status, node $(node --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"
+echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION ($npm_status, node $(node --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"
