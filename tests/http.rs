@@ -969,6 +969,31 @@ async fn python_roots_over_http(pin: Option<&str>) {
     );
     let sum = call(&editor, "py", "add", json!({"a": 1.5, "b": 2})).await;
     assert!(text_of(&sum).contains("3.5"), "{sum}");
+    // A folder change: legacy servers are told (roots/list_changed, POSTed), a 2026-07-28 one
+    // sees the new set on its next ask and is sent no notification.
+    let other = tempfile::tempdir().unwrap();
+    editor
+        .notify(
+            "workspace/didChangeWorkspaceFolders",
+            json!({"event": {"added": [{"uri": file_uri(other.path()), "name": "b"}], "removed": [{"uri": file_uri(folder.path()), "name": "a"}]}}),
+        )
+        .await;
+    let legacy = pin.is_some();
+    eventually("the Python server seeing the new roots", || async {
+        let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
+        shown["roots"] == json!([{"uri": file_uri(other.path()), "name": "b"}])
+            && (!legacy || shown["listChangedCount"].as_u64() >= Some(1))
+    })
+    .await;
+    let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
+    if legacy {
+        assert!(shown["listChangedCount"].as_u64().unwrap() >= 1, "{shown}");
+    } else {
+        assert_eq!(
+            shown["listChangedCount"], 0,
+            "no list_changed on 2026-07-28: {shown}"
+        );
+    }
     editor.shutdown_and_exit().await;
 }
 
@@ -1019,6 +1044,27 @@ async fn python_elicitation_over_http(pin: Option<&str>) {
         json!({"action": "accept", "content": {"name": "Ann", "age": 42, "score": 7, "subscribe": true, "color": "blue", "tags": ["a", "c"]}}),
         "{pin:?}: {response}"
     );
+    // URL mode: consent, open, accept.
+    let pending = spawn_call(&editor, "py", "elicit_url", json!({}));
+    let consent = editor.next_prompt().await;
+    assert_eq!(consent["method"], PICK, "{consent}");
+    assert_eq!(
+        consent["params"]["items"][0]["description"],
+        "https://example.com/auth?state=abc123"
+    );
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    assert_eq!(
+        open["params"]["uri"],
+        "https://example.com/auth?state=abc123"
+    );
+    editor.respond(&open, json!({"success": true})).await;
+    let response = pending.await.unwrap();
+    assert_eq!(
+        structured(&response["result"]),
+        json!({"action": "accept"}),
+        "{pin:?}: {response}"
+    );
     editor.shutdown_and_exit().await;
 }
 
@@ -1032,4 +1078,261 @@ async fn python_sdk_elicitation_over_http_modern_era() {
 #[ignore = "needs peers: scripts/install-peers.sh"]
 async fn python_sdk_elicitation_over_http_legacy_era() {
     python_elicitation_over_http(Some("2025-11-25")).await;
+}
+
+async fn python_sampling_over_http(pin: Option<&str>) {
+    let port = closed_port();
+    let (_server, _dir) = python_over_http("client_features_server.py", port).await;
+    let editor = in_process();
+    let mark = editor.mark();
+    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    if let Some(pin) = pin {
+        def["protocolVersion"] = json!(pin);
+    }
+    editor
+        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
+        .await;
+    let status = editor.wait_status(mark, "py", "running").await;
+    assert_eq!(
+        status["protocolVersion"],
+        pin.unwrap_or("2026-07-28"),
+        "{status}"
+    );
+    // Both drafts: the request (edited), then the person's answer.
+    let pending = spawn_call(&editor, "py", "sample", json!({}));
+    let request = editor.next_prompt().await;
+    assert_eq!(request["params"]["kind"], "samplingRequest", "{request}");
+    let text = request["params"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Write a haiku about Rust") && text.contains("You are a poet."),
+        "{text}"
+    );
+    let edited = text.replace("Write a haiku about Rust", "Write a haiku about HTTP");
+    editor
+        .respond(&request, json!({"action": "accept", "text": edited}))
+        .await;
+    let draft = editor.next_prompt().await;
+    assert_eq!(draft["params"]["kind"], "samplingResponse", "{draft}");
+    let written = format!(
+        "{}\nRequests fly, answers stream\n",
+        draft["params"]["text"].as_str().unwrap().trim_end()
+    );
+    editor
+        .respond(&draft, json!({"action": "accept", "text": written}))
+        .await;
+    let response = pending.await.unwrap();
+    assert_eq!(
+        structured(&response["result"]),
+        json!({"text": "Requests fly, answers stream", "model": "manual", "stopReason": "endTurn"}),
+        "{pin:?}: {response}"
+    );
+    // Reject: a legacy server gets error -1 (and says so); a 2026-07-28 call ends without a retry.
+    let pending = spawn_call(&editor, "py", "sample", json!({}));
+    let request = editor.next_prompt().await;
+    editor.respond(&request, json!({"action": "reject"})).await;
+    let response = pending.await.unwrap();
+    if pin.is_some() {
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        assert!(
+            text_of(&response["result"]).contains("User rejected sampling request"),
+            "{response}"
+        );
+    } else {
+        assert_eq!(response["error"]["data"]["kind"], "refused", "{response}");
+    }
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_sampling_over_http_modern_era() {
+    python_sampling_over_http(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_sampling_over_http_legacy_era() {
+    python_sampling_over_http(Some("2025-11-25")).await;
+}
+
+/// `progress_steps` and `log_levels` of the client-features fixture over HTTP: progress rides
+/// the call's SSE stream in both eras; logs only in the legacy era (2026-07-28 servers log only
+/// for requests that opt in with `_meta["io.modelcontextprotocol/logLevel"]`, which the sidecar
+/// does not send; see docs/interop-matrix.md).
+async fn python_progress_over_http(
+    pin: Option<&str>,
+) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
+    let port = closed_port();
+    let (server, dir) = python_over_http("client_features_server.py", port).await;
+    let editor = in_process();
+    let mark = editor.mark();
+    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    if let Some(pin) = pin {
+        def["protocolVersion"] = json!(pin);
+    }
+    editor
+        .initialize(&[], json!({"servers": {"py": def}}), json!({}))
+        .await;
+    let status = editor.wait_status(mark, "py", "running").await;
+    assert_eq!(
+        status["protocolVersion"],
+        pin.unwrap_or("2026-07-28"),
+        "{status}"
+    );
+    let (response, progress) = call_with_progress(
+        &editor,
+        "py",
+        "progress_steps",
+        json!({"steps": 3, "pause": 0.1}),
+        "py-http",
+    )
+    .await;
+    assert_eq!(
+        structured(&response["result"]),
+        json!({"steps": 3}),
+        "{response}"
+    );
+    let reports: Vec<&str> = progress
+        .iter()
+        .filter(|p| p["kind"] == "report")
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            "step 1 of 3 (33%)",
+            "step 2 of 3 (67%)",
+            "step 3 of 3 (100%)"
+        ],
+        "{progress:?}"
+    );
+    assert_eq!(progress[0]["kind"], "begin", "{progress:?}");
+    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
+    (server, dir, editor)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_progress_over_http_modern_era() {
+    let (_server, _dir, editor) = python_progress_over_http(None).await;
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_progress_and_logging_over_http_legacy_era() {
+    let (_server, _dir, editor) = python_progress_over_http(Some("2025-11-25")).await;
+    let logs = editor.mark();
+    let result = call(&editor, "py", "log_levels", json!({})).await;
+    assert_eq!(
+        structured(&result)["logged"],
+        json!(["debug", "info", "warning", "error"])
+    );
+    for (level, lsp_type) in [("debug", 4), ("info", 3), ("warning", 2), ("error", 1)] {
+        let text = format!("[py] fixture: {level} message from log_levels");
+        let shown = wait_log(&editor, logs, &text).await;
+        assert_eq!(shown["message"], text, "{shown}");
+        assert_eq!(shown["type"], lsp_type, "{shown}");
+    }
+    editor.shutdown_and_exit().await;
+}
+
+/// server-everything over Streamable HTTP: URL elicitation, both paths (the request, and the
+/// -32042 error that the sidecar turns into consent and a retry).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_url_elicitation_over_http() {
+    let port = closed_port();
+    let _server = everything_over_http(port).await;
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {"everything": {"url": format!("http://127.0.0.1:{port}/mcp")}}}),
+            full_ui(),
+        )
+        .await;
+    editor.wait_status(mark, "everything", "running").await;
+    eventually("trigger-url-elicitation in the tool list", || async {
+        tool_names(&editor, "everything")
+            .await
+            .contains(&"trigger-url-elicitation".to_owned())
+    })
+    .await;
+    let url = "https://example.com/verify?x=1";
+    let pending = spawn_call(
+        &editor,
+        "everything",
+        "trigger-url-elicitation",
+        json!({"url": url}),
+    );
+    let consent = editor.next_prompt().await;
+    assert_eq!(consent["params"]["items"][0]["description"], url);
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    assert_eq!(open["params"]["uri"], url);
+    editor.respond(&open, json!({"success": true})).await;
+    let response = pending.await.unwrap();
+    assert_eq!(
+        raw_result(&response["result"])["action"],
+        "accept",
+        "{response}"
+    );
+    // Error path: -32042 → consent for the server's URL → "Retry now" → the retried call asks
+    // by request; declined this time.
+    let pending = spawn_call(
+        &editor,
+        "everything",
+        "trigger-url-elicitation",
+        json!({"url": url, "errorPath": true}),
+    );
+    let consent = editor.next_prompt().await;
+    assert!(
+        consent["params"]["items"][0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://modelcontextprotocol.io"),
+        "{consent}"
+    );
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    editor.respond(&open, json!({"success": true})).await;
+    let retry = editor.next_prompt().await;
+    assert_eq!(retry["params"]["items"][0]["label"], "Retry now", "{retry}");
+    editor.respond(&retry, json!({"selected": [0]})).await;
+    editor
+        .answer_prompts(&[(PICK, json!({"selected": [2]}))])
+        .await;
+    let response = pending.await.unwrap();
+    assert_eq!(
+        raw_result(&response["result"])["action"],
+        "decline",
+        "{response}"
+    );
+    editor.shutdown_and_exit().await;
+}
+
+/// server-everything over Streamable HTTP: roots follow an added folder (roots/list_changed
+/// POSTed; the server's roots/list on the session's GET stream), its logs arrive, and progress
+/// rides the call's SSE stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_roots_update_progress_and_logging_over_http() {
+    let port = closed_port();
+    let _server = everything_over_http(port).await;
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[(a.path(), "alpha")],
+            json!({"servers": {"everything": {"url": format!("http://127.0.0.1:{port}/mcp")}}}),
+            json!({}),
+        )
+        .await;
+    editor.wait_status(mark, "everything", "running").await;
+    everything_roots_update_progress_and_logging(&editor, mark, (a.path(), b.path())).await;
+    editor.shutdown_and_exit().await;
 }

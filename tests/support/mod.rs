@@ -392,3 +392,127 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Runs `callTool` with a `workDoneToken`; returns the response message and the `$/progress`
+/// values sent for that token (`begin`, each `report`, `end`), in order.
+pub async fn call_with_progress(
+    editor: &TestEditor,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    token: &str,
+) -> (Value, Vec<Value>) {
+    let mark = editor.mark();
+    let response = editor
+        .request(
+            "workspace/executeCommand",
+            json!({
+                "command": "mcp-sidecar.callTool",
+                "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
+                "workDoneToken": token,
+            }),
+        )
+        .await;
+    let mine = |n: &Value| n["method"] == "$/progress" && n["params"]["token"] == token;
+    editor
+        .wait_notification(mark, |n| mine(n) && n["params"]["value"]["kind"] == "end")
+        .await;
+    let values = editor
+        .notifications()
+        .into_iter()
+        .skip(mark)
+        .filter(|n| mine(n))
+        .map(|n| n["params"]["value"].clone())
+        .collect();
+    (response, values)
+}
+
+/// Waits for a `window/logMessage` after `mark` whose text contains `needle`; returns its params.
+pub async fn wait_log(editor: &TestEditor, mark: usize, needle: &str) -> Value {
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(needle))
+        })
+        .await["params"]
+        .clone()
+}
+
+/// server-everything (started with folder `a`, running since `mark`): the roots it logs and lists
+/// follow an added folder `b`, its log messages arrive as `window/logMessage`, and its
+/// long-running tool's progress becomes work-done progress. Used over stdio (tests/interop.rs)
+/// and Streamable HTTP (tests/http.rs).
+pub async fn everything_roots_update_progress_and_logging(
+    editor: &TestEditor,
+    mark: usize,
+    (a, b): (&std::path::Path, &std::path::Path),
+) {
+    // It asks for the roots once it is initialized, and logs what it got.
+    let shown = wait_log(
+        editor,
+        mark,
+        "[everything] everything-server: Roots updated: 1 root(s) received from client",
+    )
+    .await;
+    assert_eq!(shown["type"], 3, "info → Info: {shown}");
+    eventually("get-roots-list in the tool list", || async {
+        let tools = editor
+            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
+            .await;
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "get-roots-list")
+    })
+    .await;
+    let roots = text_of(&call(editor, "everything", "get-roots-list", json!({})).await);
+    assert!(roots.contains(&file_uri(a)), "{roots}");
+    // Adding a folder: roots/list_changed, the server asks again and logs the new count.
+    let changed = editor.mark();
+    editor
+        .notify(
+            "workspace/didChangeWorkspaceFolders",
+            json!({"event": {"added": [{"uri": file_uri(b), "name": "beta"}], "removed": []}}),
+        )
+        .await;
+    wait_log(
+        editor,
+        changed,
+        "[everything] everything-server: Roots updated: 2 root(s) received from client",
+    )
+    .await;
+    let roots = text_of(&call(editor, "everything", "get-roots-list", json!({})).await);
+    assert!(
+        roots.contains(&file_uri(a)) && roots.contains(&file_uri(b)) && roots.contains("beta"),
+        "{roots}"
+    );
+    // Progress: one notification per step (no message from this server; the percentage is the
+    // report's text).
+    let (response, progress) = call_with_progress(
+        editor,
+        "everything",
+        "trigger-long-running-operation",
+        json!({"duration": 1.2, "steps": 3}),
+        "everything-progress",
+    )
+    .await;
+    assert!(
+        text_of(&response["result"]).contains("Long running operation completed"),
+        "{response}"
+    );
+    let reports: Vec<&str> = progress
+        .iter()
+        .filter(|p| p["kind"] == "report")
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert_eq!(progress[0]["kind"], "begin", "{progress:?}");
+    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
+    // The last step's notification comes right before the result; see the matrix notes.
+    assert!(
+        reports.len() >= 2 && reports[..2] == ["33%", "67%"],
+        "{progress:?}"
+    );
+}
