@@ -187,6 +187,11 @@ fn problem(line: u32, message: impl Into<String>) -> DraftProblem {
     }
 }
 
+/// The renderers' own lines above the settings: the title, the help paragraph, a note.
+fn is_preamble(line: &str) -> bool {
+    line.starts_with("# ") || line.starts_with("Note: ") || line.contains("then Accept to send")
+}
+
 /// Splits a draft into settings and sections of blocks.
 fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
     let text = text.strip_suffix('\n').unwrap_or(text);
@@ -204,6 +209,13 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
             && key.chars().all(|c| c.is_ascii_alphabetic())
         {
             settings.push((key.to_string(), value.trim().to_string(), i as u32));
+        } else if !lines[i].trim().is_empty() && !is_preamble(lines[i]) {
+            // Typed above the first heading: it would not be sent, so say so instead of
+            // dropping it.
+            problems.push(problem(
+                i as u32,
+                "text above the first ### heading is not sent; move it under a ### heading",
+            ));
         }
         i += 1;
     }

@@ -120,6 +120,23 @@ fn the_answer_draft_round_trips_and_can_be_written_from_scratch() {
     );
 }
 
+#[test]
+fn text_typed_above_the_first_heading_is_reported_not_dropped() {
+    let result: CreateMessageResult = serde_json::from_value(json!({
+        "role": "assistant", "model": "m", "content": {"type": "text", "text": ""}
+    }))
+    .unwrap();
+    let text = render_response("flights", &result, Some("from openai"));
+    let typed = text.replacen("model: m", "Flight 3 is cheapest.\nmodel: m", 1);
+    let problems = parse_response(&typed).unwrap_err();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].message.contains("above the first ### heading"));
+    assert_eq!(
+        typed.lines().nth(problems[0].line as usize),
+        Some("Flight 3 is cheapest.")
+    );
+}
+
 fn text_strategy() -> impl Strategy<Value = String> {
     prop::collection::vec(
         prop_oneof![
