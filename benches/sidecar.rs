@@ -1,31 +1,58 @@
 //! Benchmarks for the core (run by `scripts/bench.sh`, not timed tests):
 //! - `callTool` round trip through the sidecar (editor → LSP → MCP stdio server → back) against
-//!   the same tool called directly by an rmcp client on the same server, in both eras;
+//!   the same tool called directly by an rmcp client, the Python SDK client and the TypeScript
+//!   SDK client on the same server, in both eras (the TypeScript SDK: 2025-11-25 only);
+//! - the first elicitation prompt, and a sampling draft's render + parse;
+//! - 1000 concurrent calls over ten servers, through the sidecar and directly ([`compare`]);
+//! - a 10 MiB tool result relayed (time, peak RSS) against parsing it once;
+//! - five servers started in parallel against the slowest started alone;
 //! - time from `initialize` to its response;
-//! - idle RSS of the sidecar process alone with three stdio servers connected;
+//! - idle RSS of the sidecar process alone with three and with five stdio servers (five: next
+//!   to a Node process hosting them through the TypeScript SDK, and a Python SDK one);
 //! - the stripped release binary's size.
 //!
 //! `BENCH_CALLS` (default 2000) sets the calls per series; results go to stdout and, as JSON, to
-//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`).
+//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`). `BENCH_SMOKE=1` (implied
+//! by a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything
+//! (20 calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The
+//! peer clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without
+//! them those series are skipped with a line saying so.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(unused_imports)]
 mod support;
 
+mod compare;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use support::{TestEditor, demo_server, sidecar_bin};
+
+/// A quick run that only proves every series still works: `BENCH_SMOKE=1`, or a debug build.
+fn smoke() -> bool {
+    cfg!(debug_assertions) || std::env::var("BENCH_SMOKE").is_ok_and(|v| v == "1")
+}
+
+/// `full` in a real run, `quick` in a smoke run.
+fn reps(full: usize, quick: usize) -> usize {
+    if smoke() { quick } else { full }
+}
 
 fn calls() -> usize {
     std::env::var("BENCH_CALLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000)
+        .unwrap_or(reps(2000, 20))
+}
+
+fn warmup() -> usize {
+    reps(100, 5)
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -55,8 +82,11 @@ fn demo_command(era: &str) -> tokio::process::Command {
     cmd
 }
 
-/// The same `add` call made directly by an rmcp client.
-async fn direct(version: ProtocolVersion, era: &str) -> Stats {
+/// An rmcp client on a stdio child, in the given revision's lifecycle.
+async fn rmcp_client(
+    command: tokio::process::Command,
+    version: ProtocolVersion,
+) -> RunningService<RoleClient, rmcp::model::ClientConfig> {
     let lifecycle = if version.has_initialize() {
         ClientLifecycleMode::Initialize
     } else {
@@ -65,16 +95,22 @@ async fn direct(version: ProtocolVersion, era: &str) -> Stats {
         }
     };
     let info = rmcp::model::ClientConfig::default().with_protocol_version(version);
-    let client = info
-        .serve_with_lifecycle(
-            TokioChildProcess::new(demo_command(era)).unwrap(),
-            lifecycle,
-        )
-        .await
+    // rmcp's default stderr is inherited; the servers' logs would bury the report.
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
         .unwrap();
+    info.serve_with_lifecycle(transport, lifecycle)
+        .await
+        .unwrap()
+}
+
+/// The same `add` call made directly by an rmcp client.
+async fn direct(version: ProtocolVersion, era: &str) -> Stats {
+    let client = rmcp_client(demo_command(era), version).await;
     let args = json!({"a": 1, "b": 2}).as_object().unwrap().clone();
     let call = || CallToolRequestParams::new("add").with_arguments(args.clone());
-    for _ in 0..100 {
+    for _ in 0..warmup() {
         client.call_tool(call()).await.unwrap();
     }
     let mut samples = Vec::with_capacity(calls());
@@ -120,7 +156,7 @@ async fn through_sidecar(home: &std::path::Path, pin: &str, era: &str) -> Stats 
         .await;
     sidecar.editor.wait_status(mark, "demo", "running").await;
     let arg = json!({"server": "demo", "tool": "add", "arguments": {"a": 1, "b": 2}});
-    for _ in 0..100 {
+    for _ in 0..warmup() {
         sidecar
             .editor
             .command("mcp-sidecar.callTool", arg.clone())
@@ -158,8 +194,9 @@ async fn prompt_latency(home: &std::path::Path, pin: &str, era: &str) -> (Stats,
     let book = json!({"command": "mcp-sidecar.callTool", "arguments": [{"server": "demo", "tool": "book_trip", "arguments": {}}]});
     let echo = json!({"server": "demo", "tool": "echo", "arguments": {"text": "x"}});
     let n = calls().min(500);
+    let warm = warmup().min(20);
     let (mut prompt, mut plain) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..n + 20 {
+    for i in 0..n + warm {
         let t = Instant::now();
         let (_, done) = sidecar
             .editor
@@ -174,7 +211,7 @@ async fn prompt_latency(home: &std::path::Path, pin: &str, era: &str) -> (Stats,
             .editor
             .command("mcp-sidecar.callTool", echo.clone())
             .await;
-        if i >= 20 {
+        if i >= warm {
             prompt.push(took);
             plain.push(t.elapsed());
         }
@@ -215,7 +252,7 @@ fn draft_roundtrip() -> (Stats, usize) {
 /// Time from sending `initialize` to its response, over fresh processes.
 async fn initialize_latency(home: &std::path::Path) -> Stats {
     let mut samples = Vec::new();
-    for _ in 0..calls().min(30) {
+    for _ in 0..calls().min(reps(30, 3)) {
         let mut sidecar = spawn_sidecar(home);
         let t = Instant::now();
         let r = sidecar
@@ -261,19 +298,73 @@ async fn idle_rss(home: &std::path::Path) -> u64 {
         .editor
         .command("mcp-sidecar.listTools", json!({}))
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(reps(2000, 200) as u64)).await;
     let rss = rss_kib(sidecar.child.id().unwrap());
     sidecar.editor.shutdown_and_exit().await;
     rss
 }
 
-#[tokio::main]
-async fn main() {
-    if cfg!(debug_assertions) {
-        println!("smoke run (debug build): figures are not meaningful; use scripts/bench.sh");
+fn main() {
+    // The bench binary doubles as the 10 MiB-result server the sidecar spawns (compare::fixture).
+    if std::env::var(compare::fixture::ROLE_VAR).is_ok_and(|r| r == compare::fixture::ROLE) {
+        return compare::fixture::serve();
     }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run());
+}
+
+/// A /proc file's content (or the value of its first `key: value` line), trimmed.
+fn read_trim(path: &str, key: Option<&str>) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    match key {
+        None => Some(text.trim().to_string()),
+        Some(key) => text
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string()),
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    format!("{:.2}x", a / b)
+}
+
+async fn run() {
+    let started = Instant::now();
+    if smoke() {
+        println!(
+            "smoke run ({} build): a handful of each series, figures are not meaningful; use scripts/bench.sh",
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        );
+    }
+    let peers = compare::Peers::from_env();
     let home = tempfile::tempdir().unwrap();
     let mut report = serde_json::Map::new();
+    report.insert(
+        "machine".into(),
+        json!({
+            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "cpu": read_trim("/proc/cpuinfo", Some("model name")),
+            "kernel": read_trim("/proc/sys/kernel/osrelease", None),
+            "loadavg_at_start": read_trim("/proc/loadavg", None),
+            "smoke": smoke(),
+            "release": !cfg!(debug_assertions),
+            "calls_per_series": calls(),
+            "git": std::process::Command::new("git")
+                .args(["describe", "--always", "--dirty"])
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        }),
+    );
     for (label, version, era) in [
         ("2025-11-25", ProtocolVersion::V_2025_11_25, "legacy"),
         ("2026-07-28", ProtocolVersion::V_2026_07_28, "modern"),
@@ -281,18 +372,42 @@ async fn main() {
         let d = direct(version, era).await;
         let s = through_sidecar(home.path(), label, era).await;
         println!(
-            "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({:.2}x)",
+            "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({})",
             d.median_us,
             d.p99_us,
             s.median_us,
             s.p99_us,
             s.median_us - d.median_us,
-            s.median_us / d.median_us
+            ratio(s.median_us, d.median_us)
         );
-        report.insert(
-            format!("callTool_{label}"),
-            json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us}),
-        );
+        let mut entry = json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us,
+            "ratio_median_sidecar_vs_rmcp": s.median_us / d.median_us,
+            "ratio_p99_sidecar_vs_rmcp": s.p99_us / d.p99_us});
+        let peer_list: &[&str] = if era == "legacy" {
+            &["python", "typescript"]
+        } else {
+            &["python"] // the TypeScript SDK 1.x speaks only the initialize-era revisions
+        };
+        for peer in peer_list {
+            let value = match compare::peer_latency(&peers, peer, era).await {
+                Ok((p, about)) => {
+                    println!(
+                        "callTool add, {label}: {} median {:.1} µs p99 {:.1} µs | sidecar / it: median {}, p99 {}",
+                        about["client"].as_str().unwrap_or(peer),
+                        p.median_us,
+                        p.p99_us,
+                        ratio(s.median_us, p.median_us),
+                        ratio(s.p99_us, p.p99_us)
+                    );
+                    json!({"client": about["client"], "protocolVersion": about["protocolVersion"],
+                        "stats": p, "ratio_median_sidecar_vs_peer": s.median_us / p.median_us,
+                        "ratio_p99_sidecar_vs_peer": s.p99_us / p.p99_us})
+                }
+                Err(skipped) => skipped,
+            };
+            entry[format!("{peer}_sdk")] = value;
+        }
+        report.insert(format!("callTool_{label}"), entry);
     }
     for (label, era) in [("2025-11-25", "legacy"), ("2026-07-28", "modern")] {
         let (prompt, plain) = prompt_latency(home.path(), label, era).await;
@@ -318,6 +433,92 @@ async fn main() {
         "draftRoundTrip47".into(),
         json!({"stats": draft, "bytes": bytes}),
     );
+
+    // Throughput: all at once (as an editor firing them would), and at most 100 in flight (under
+    // the sidecar's cap of 128 operations at once).
+    let through = compare::sidecar_throughput(
+        home.path(),
+        &[("all_at_once", usize::MAX), ("window_100", 100)],
+    )
+    .await;
+    let direct_rmcp = compare::rmcp_throughput().await;
+    let ts = compare::ts_throughput(&peers).await;
+    let rate = |v: &Value| v["median_calls_per_s"].as_f64().unwrap_or(f64::NAN);
+    for (label, key) in [
+        ("all at once", "all_at_once"),
+        ("≤100 in flight", "window_100"),
+    ] {
+        let r = &through[key];
+        let last = &r["rounds"][r["rounds"].as_array().map_or(0, |a| a.len().max(1) - 1)];
+        println!(
+            "{} concurrent callTool over 10 servers through the sidecar, {label}: median {:.0} answered calls/s (last round: {} ok, {} busy, {} wrong, {} other errors) | direct rmcp {:.0} calls/s ({}){}",
+            r["calls"],
+            rate(r),
+            last["ok"],
+            last["busy"],
+            last["wrong"],
+            last["other_errors"],
+            rate(&direct_rmcp),
+            ratio(rate(r), rate(&direct_rmcp)),
+            if ts.get("skipped").is_none() {
+                format!(
+                    " | TypeScript SDK {:.0} calls/s ({})",
+                    rate(&ts),
+                    ratio(rate(r), rate(&ts))
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    println!(
+        "routing check: {} of {} list_roots calls reached their own server",
+        through["routing_check"]["reached_own_server"], through["routing_check"]["calls"]
+    );
+    report.insert(
+        "throughput_10_servers".into(),
+        json!({"sidecar": through, "direct_rmcp": direct_rmcp, "typescript_sdk": ts}),
+    );
+
+    let big = compare::big_result(home.path()).await;
+    println!(
+        "{:.1} MiB tool result: relayed to the editor in {:.1} ms (median of {}) vs one serde_json parse {:.1} ms ({}) vs direct rmcp call {:.1} ms ({}) | sidecar VmHWM {:.1} → {:.1} MiB (growth {:.1}x the document)",
+        big["document_bytes"].as_f64().unwrap() / 1048576.0,
+        big["relay_median_ms"].as_f64().unwrap(),
+        big["calls"],
+        big["parse_once_median_ms"].as_f64().unwrap(),
+        ratio(
+            big["relay_median_ms"].as_f64().unwrap(),
+            big["parse_once_median_ms"].as_f64().unwrap()
+        ),
+        big["direct_rmcp_median_ms"].as_f64().unwrap(),
+        ratio(
+            big["relay_median_ms"].as_f64().unwrap(),
+            big["direct_rmcp_median_ms"].as_f64().unwrap()
+        ),
+        big["sidecar_vmhwm_before_kib"].as_f64().unwrap() / 1024.0,
+        big["sidecar_vmhwm_after_kib"].as_f64().unwrap() / 1024.0,
+        big["peak_growth_vs_document"].as_f64().unwrap(),
+    );
+    report.insert("bigResult".into(), big);
+
+    let start = compare::startup(home.path()).await;
+    println!(
+        "start-up, initialized → running: all five in parallel median {:.1} ms p99 {:.1} ms | slowest alone ({}) median {:.1} ms | ratio {:.2}x | rmcp directly: five {:.1} ms vs one {:.1} ms ({:.2}x)",
+        start["all_five_running"]["median_us"].as_f64().unwrap() / 1e3,
+        start["all_five_running"]["p99_us"].as_f64().unwrap() / 1e3,
+        start["slowest_alone"].as_str().unwrap(),
+        start["slowest_alone_median_us"].as_f64().unwrap() / 1e3,
+        start["ratio_all_vs_slowest_alone"].as_f64().unwrap(),
+        start["direct_rmcp"]["five_in_parallel"]["median_us"]
+            .as_f64()
+            .unwrap()
+            / 1e3,
+        start["direct_rmcp"]["one"]["median_us"].as_f64().unwrap() / 1e3,
+        start["direct_rmcp"]["ratio"].as_f64().unwrap(),
+    );
+    report.insert("startup_five".into(), start);
+
     let init = initialize_latency(home.path()).await;
     println!(
         "initialize → response: median {:.2} ms, p99 {:.2} ms",
@@ -331,6 +532,23 @@ async fn main() {
         rss as f64 / 1024.0
     );
     report.insert("idle_rss_kib".into(), json!(rss));
+    let five = compare::idle_rss_five(home.path(), &peers).await;
+    let mib = |v: &Value| v.as_f64().map(|k| k / 1024.0);
+    let side = mib(&five["sidecar_kib"]).unwrap();
+    let mut line = format!("idle RSS with five stdio servers: sidecar {side:.1} MiB");
+    for (name, key) in [
+        ("Node (TypeScript SDK)", "node_ts_sdk_kib"),
+        ("Python SDK", "python_sdk_kib"),
+    ] {
+        if let Some(peer) = mib(&five[key]) {
+            line += &format!(
+                " | {name} host {peer:.1} MiB (sidecar / it {})",
+                ratio(side, peer)
+            );
+        }
+    }
+    println!("{line}");
+    report.insert("idle_rss_five".into(), five);
     let size = std::fs::metadata(sidecar_bin())
         .map(|m| m.len())
         .unwrap_or(0);
@@ -340,11 +558,21 @@ async fn main() {
         size as f64 / (1024.0 * 1024.0)
     );
     report.insert("binary_bytes".into(), json!(size));
-    let out = std::env::var("BENCH_OUT").unwrap_or_else(|_| "target/bench-sidecar.json".into());
+    report["machine"]["loadavg_at_end"] = json!(read_trim("/proc/loadavg", None));
+    report.insert(
+        "elapsed_s".into(),
+        json!(started.elapsed().as_secs_f64().round()),
+    );
+    let default_out = if smoke() {
+        "target/bench-sidecar-smoke.json"
+    } else {
+        "target/bench-sidecar.json"
+    };
+    let out = std::env::var("BENCH_OUT").unwrap_or_else(|_| default_out.into());
     std::fs::write(
         &out,
         serde_json::to_string_pretty(&Value::Object(report)).unwrap(),
     )
     .unwrap();
-    println!("wrote {out}");
+    println!("wrote {out} in {:.0} s", started.elapsed().as_secs_f64());
 }

@@ -1,0 +1,701 @@
+//! Series measured against peers in the same run (issue 8): other MCP clients calling the same
+//! server, 1000 concurrent calls over ten servers, a 10 MiB tool result, parallel start-up, and
+//! idle memory next to a Node (TypeScript SDK) host. The peer clients are scripts under
+//! `benches/peers/`; a peer whose environment variable is unset is skipped with a line saying so.
+
+pub mod fixture;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::support::{demo_server, file_uri, sidecar_bin};
+use crate::{Stats, reps, rmcp_client, spawn_sidecar, stats, warmup};
+
+// ---------------------------------------------------------------------------------- peers
+
+/// Where the peer clients come from: `MCP_PYTHON` (the venv with `mcp`), `MCP_PEERS_NODE_MODULES`
+/// (holding `@modelcontextprotocol/sdk`), both exported by `.cache/peers/env.sh`.
+pub struct Peers {
+    pub python: Result<PathBuf, String>,
+    pub node_modules: Result<PathBuf, String>,
+}
+
+const HOW: &str = "run scripts/install-peers.sh, then `. .cache/peers/env.sh`";
+
+impl Peers {
+    pub fn from_env() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("{name} is not set ({HOW})"))
+        };
+        Peers {
+            python: var("MCP_PYTHON"),
+            node_modules: var("MCP_PEERS_NODE_MODULES"),
+        }
+    }
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/peers")
+        .join(name)
+}
+
+fn python_cmd(python: &Path, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(script("py_client.py")).args(args);
+    cmd
+}
+
+fn node_cmd(node_modules: &Path, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(script("ts_client.mjs"))
+        .args(args)
+        .env("MCP_PEERS_NODE_MODULES", node_modules);
+    cmd
+}
+
+/// Runs a peer script to its end and returns the JSON object it printed last.
+async fn run_json(mut cmd: tokio::process::Command) -> Value {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
+    serde_json::from_str(last.unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{cmd:?} printed no JSON ({e}): {stdout}"))
+}
+
+pub fn skipped(series: &str, why: &str) -> Value {
+    println!("skipped: {series}: {why}");
+    json!({"skipped": why})
+}
+
+fn bin() -> String {
+    sidecar_bin().display().to_string()
+}
+
+fn latencies(v: &Value) -> Stats {
+    let samples = v["latencies_us"]
+        .as_array()
+        .expect("latencies_us")
+        .iter()
+        .map(|x| Duration::from_secs_f64(x.as_f64().unwrap() / 1e6))
+        .collect();
+    stats(samples)
+}
+
+/// `add` {1, 2} called `calls()` times in a row by a peer client on its own demo-server child.
+/// `Err` (the JSON to report) when the peer is not installed, after printing why.
+pub async fn peer_latency(peers: &Peers, peer: &str, era: &str) -> Result<(Stats, Value), Value> {
+    let calls = crate::calls().to_string();
+    let warm = warmup().to_string();
+    let b = bin();
+    let cmd = match (peer, &peers.python, &peers.node_modules) {
+        ("python", Ok(py), _) => {
+            let mode = if era == "modern" {
+                "2026-07-28"
+            } else {
+                "legacy"
+            };
+            python_cmd(
+                py,
+                &[
+                    "latency", "--bin", &b, "--era", era, "--mode", mode, "--calls", &calls,
+                    "--warmup", &warm,
+                ],
+            )
+        }
+        ("python", Err(why), _) => return Err(skipped(&format!("Python SDK client, {era}"), why)),
+        (_, _, Ok(nm)) => node_cmd(
+            nm,
+            &[
+                "latency", "--bin", &b, "--era", era, "--calls", &calls, "--warmup", &warm,
+            ],
+        ),
+        (_, _, Err(why)) => {
+            return Err(skipped(&format!("TypeScript SDK client, {era}"), why));
+        }
+    };
+    let out = run_json(cmd).await;
+    let s = latencies(&out);
+    let about = json!({"client": out["client"], "protocolVersion": out["protocolVersion"]});
+    Ok((s, about))
+}
+
+// ---------------------------------------------------------------------------------- throughput
+
+const SERVERS: usize = 10;
+
+fn expected(i: usize) -> (i64, i64) {
+    let a = ((i % SERVERS) * 1_000_000 + i) as i64;
+    (a, i as i64)
+}
+
+/// One round's outcome: wall time and how every answer compared with its request.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Round {
+    wall_us: f64,
+    calls_per_s: f64,
+    ok: usize,
+    busy: usize,
+    wrong: usize,
+    other_errors: usize,
+    first_other_error: Option<Value>,
+}
+
+/// 1000 `callTool`s over ten demo servers through the sidecar, each round with at most `window`
+/// requests in flight (`usize::MAX`: all at once, as an editor writes them), one entry per name.
+/// Every answer is checked against its request (distinct addends); a separate pass checks each
+/// server name reaches its own server (each has one root of its own, reported by `list_roots`).
+pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value {
+    let total = reps(1000, 100);
+    let rounds = reps(5, 1);
+    let dirs: Vec<tempfile::TempDir> = (0..SERVERS).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut servers = serde_json::Map::new();
+    for (k, dir) in dirs.iter().enumerate() {
+        let mut def = demo_server("legacy", Some("2025-11-25"));
+        def["roots"] = json!([dir.path()]);
+        servers.insert(format!("s{k}"), def);
+    }
+    let folders: Vec<(&Path, String)> = dirs
+        .iter()
+        .enumerate()
+        .map(|(k, d)| (d.path(), format!("f{k}")))
+        .collect();
+    let folders: Vec<(&Path, &str)> = folders.iter().map(|(p, n)| (*p, n.as_str())).collect();
+    let sidecar = spawn_sidecar(home);
+    let editor = sidecar.editor.clone();
+    let mark = editor.mark();
+    editor
+        .initialize(&folders, json!({"servers": servers}), json!({}))
+        .await;
+    for k in 0..SERVERS {
+        editor.wait_status(mark, &format!("s{k}"), "running").await;
+    }
+    for i in 0..SERVERS * 5 {
+        let arg = json!({"server": format!("s{}", i % SERVERS), "tool": "add", "arguments": {"a": 0, "b": 0}});
+        editor.command("mcp-sidecar.callTool", arg).await;
+    }
+    let mut report = serde_json::Map::new();
+    for &(name, window) in windows {
+        let mut all = Vec::new();
+        for _ in 0..rounds {
+            let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(window.min(total)));
+            let t = Instant::now();
+            let calls = (0..total).map(|i| {
+                let editor = editor.clone();
+                let sem = sem.clone();
+                async move {
+                    let _permit = sem.acquire_owned().await.unwrap();
+                    let (a, b) = expected(i);
+                    let params = json!({"command": "mcp-sidecar.callTool", "arguments": [
+                        {"server": format!("s{}", i % SERVERS), "tool": "add", "arguments": {"a": a, "b": b}}]});
+                    let (_, rx) = editor
+                        .start_request("workspace/executeCommand", params)
+                        .await;
+                    let response = tokio::time::timeout(Duration::from_secs(60), rx)
+                        .await
+                        .expect("a callTool was never answered")
+                        .unwrap();
+                    (a + b, response)
+                }
+            });
+            let answers = join_all(calls).await;
+            let wall = t.elapsed();
+            let mut round = Round {
+                wall_us: wall.as_secs_f64() * 1e6,
+                ..Round::default()
+            };
+            for (sum, response) in answers {
+                if let Some(error) = response.get("error") {
+                    if error["data"]["kind"] == "busy" {
+                        round.busy += 1;
+                    } else {
+                        round.other_errors += 1;
+                        round.first_other_error.get_or_insert(error.clone());
+                    }
+                } else if response["result"]["structuredContent"]["sum"] == json!(sum) {
+                    round.ok += 1;
+                } else {
+                    round.wrong += 1;
+                }
+            }
+            round.calls_per_s = round.ok as f64 / wall.as_secs_f64();
+            all.push(round);
+        }
+        report.insert(name.into(), summarize(all, total));
+    }
+    // Routing: each name reaches its own server (10 concurrent `list_roots` per server).
+    let checks = (0..SERVERS * 10).map(|i| {
+        let editor = editor.clone();
+        let k = i % SERVERS;
+        let want = file_uri(dirs[k].path());
+        async move {
+            let r = editor
+                .command(
+                    "mcp-sidecar.callTool",
+                    json!({"server": format!("s{k}"), "tool": "list_roots", "arguments": {}}),
+                )
+                .await;
+            let roots = r["structuredContent"]["roots"].as_array().cloned();
+            roots.is_some_and(|r| r.len() == 1 && r[0]["uri"] == want)
+        }
+    });
+    let routed = join_all(checks).await.iter().filter(|ok| **ok).count();
+    report.insert(
+        "routing_check".into(),
+        json!({"calls": SERVERS * 10, "reached_own_server": routed}),
+    );
+    editor.shutdown_and_exit().await;
+    Value::Object(report)
+}
+
+fn summarize(rounds: Vec<Round>, total: usize) -> Value {
+    let mut rates: Vec<f64> = rounds.iter().map(|r| r.calls_per_s).collect();
+    rates.sort_by(f64::total_cmp);
+    let median = rates[rates.len() / 2];
+    json!({"calls": total, "servers": SERVERS, "median_calls_per_s": median, "rounds": rounds})
+}
+
+/// The same 1000 calls made directly over ten rmcp client connections, all at once.
+pub async fn rmcp_throughput() -> Value {
+    let total = reps(1000, 100);
+    let rounds = reps(5, 1);
+    let clients = join_all(
+        (0..SERVERS)
+            .map(|_| rmcp_client(crate::demo_command("legacy"), ProtocolVersion::V_2025_11_25)),
+    )
+    .await;
+    for c in &clients {
+        for _ in 0..5 {
+            c.call_tool(
+                CallToolRequestParams::new("add")
+                    .with_arguments(json!({"a": 0, "b": 0}).as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        }
+    }
+    let mut all = Vec::new();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let calls = (0..total).map(|i| {
+            let client = &clients[i % SERVERS];
+            let (a, b) = expected(i);
+            async move {
+                let args = json!({"a": a, "b": b}).as_object().unwrap().clone();
+                let r = client
+                    .call_tool(CallToolRequestParams::new("add").with_arguments(args))
+                    .await;
+                r.ok()
+                    .and_then(|r| r.structured_content)
+                    .is_some_and(|s| s["sum"] == json!(a + b))
+            }
+        });
+        let answers = join_all(calls).await;
+        let wall = t.elapsed();
+        let ok = answers.iter().filter(|ok| **ok).count();
+        all.push(Round {
+            wall_us: wall.as_secs_f64() * 1e6,
+            calls_per_s: ok as f64 / wall.as_secs_f64(),
+            ok,
+            wrong: total - ok,
+            ..Round::default()
+        });
+    }
+    for c in clients {
+        let _ = c.cancel().await;
+    }
+    summarize(all, total)
+}
+
+/// The same over ten TypeScript SDK connections (one Node process), all at once.
+pub async fn ts_throughput(peers: &Peers) -> Value {
+    let nm = match &peers.node_modules {
+        Ok(nm) => nm,
+        Err(why) => return skipped("TypeScript SDK throughput", why),
+    };
+    let total = reps(1000, 100).to_string();
+    let rounds = reps(5, 1).to_string();
+    let servers = SERVERS.to_string();
+    let out = run_json(node_cmd(
+        nm,
+        &[
+            "throughput",
+            "--bin",
+            &bin(),
+            "--servers",
+            &servers,
+            "--calls",
+            &total,
+            "--rounds",
+            &rounds,
+        ],
+    ))
+    .await;
+    let n = total.parse::<f64>().unwrap();
+    let mut rates: Vec<f64> = out["wall_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| n / (w.as_f64().unwrap() / 1e6))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    json!({"client": out["client"], "calls": n, "servers": SERVERS,
+           "median_calls_per_s": rates[rates.len() / 2], "wall_us": out["wall_us"]})
+}
+
+// ---------------------------------------------------------------------------------- 10 MiB result
+
+fn proc_kib(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn big_command(bytes: usize) -> (PathBuf, Vec<(&'static str, String)>) {
+    (
+        std::env::current_exe().unwrap(),
+        vec![
+            (fixture::ROLE_VAR, fixture::ROLE.into()),
+            (fixture::BYTES_VAR, bytes.to_string()),
+        ],
+    )
+}
+
+/// A ~10 MiB tool result relayed through the sidecar (time to the editor having it parsed, and
+/// the sidecar's peak RSS), against one `serde_json::from_slice` of the same document, and the
+/// same call made directly by an rmcp client.
+pub async fn big_result(home: &Path) -> Value {
+    let target = reps(10 << 20, 1 << 20);
+    let n = reps(7, 2);
+    let result = fixture::result_bytes(target);
+    let document = fixture::response_line(b"1", &result);
+    let text_len = serde_json::from_slice::<Value>(&result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .len();
+
+    let mut parse = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let v: Value = serde_json::from_slice(&document).unwrap();
+        parse.push(t.elapsed());
+        drop(v);
+    }
+
+    let (exe, env) = big_command(target);
+    let env_obj: serde_json::Map<String, Value> =
+        env.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let sidecar = spawn_sidecar(home);
+    let pid = sidecar.child.id().unwrap();
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(
+            &[],
+            json!({"servers": {"big": {"command": exe, "env": env_obj, "protocolVersion": "2025-11-25"}}}),
+            json!({}),
+        )
+        .await;
+    sidecar.editor.wait_status(mark, "big", "running").await;
+    sidecar
+        .editor
+        .command("mcp-sidecar.listTools", json!({}))
+        .await;
+    let hwm_before = proc_kib(pid, "VmHWM:");
+    let mut relay = Vec::new();
+    let mut ok = true;
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = sidecar
+            .editor
+            .command_response(
+                "mcp-sidecar.callTool",
+                json!({"server": "big", "tool": "big", "arguments": {}}),
+            )
+            .await;
+        relay.push(t.elapsed());
+        let got = r["result"]["content"][0]["text"].as_str().map(str::len);
+        if got != Some(text_len) {
+            ok = false;
+            println!(
+                "big result: the relayed text is {got:?} bytes, expected {text_len}: {}",
+                r.to_string().chars().take(300).collect::<String>()
+            );
+        }
+    }
+    let hwm_after = proc_kib(pid, "VmHWM:");
+    let rss_after = proc_kib(pid, "VmRSS:");
+    sidecar.editor.shutdown_and_exit().await;
+
+    let mut cmd = tokio::process::Command::new(&exe);
+    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stderr(Stdio::null());
+    let client = rmcp_client(cmd, ProtocolVersion::V_2025_11_25).await;
+    let mut direct = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = client
+            .call_tool(CallToolRequestParams::new("big"))
+            .await
+            .unwrap();
+        direct.push(t.elapsed());
+        assert_eq!(r.content.len(), 1);
+    }
+    let _ = client.cancel().await;
+
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (relay_ms, parse_ms, direct_ms) =
+        (ms(median(relay)), ms(median(parse)), ms(median(direct)));
+    let doc_kib = document.len() as f64 / 1024.0;
+    json!({
+        "document_bytes": document.len(),
+        "calls": n,
+        "relayed_intact": ok,
+        "relay_median_ms": relay_ms,
+        "parse_once_median_ms": parse_ms,
+        "direct_rmcp_median_ms": direct_ms,
+        "relay_vs_parse": relay_ms / parse_ms,
+        "relay_vs_direct_rmcp": relay_ms / direct_ms,
+        "sidecar_vmhwm_before_kib": hwm_before,
+        "sidecar_vmhwm_after_kib": hwm_after,
+        "sidecar_vmrss_after_kib": rss_after,
+        "peak_growth_vs_document": (hwm_after - hwm_before) as f64 / doc_kib,
+        "peak_vs_document": hwm_after as f64 / doc_kib,
+    })
+}
+
+// ---------------------------------------------------------------------------------- startup
+
+/// Five demo servers of different kinds: negotiated by `server/discover`, pinned legacy, pinned
+/// modern, a legacy-only server found by the automatic fallback, and one more pinned legacy.
+fn five_servers() -> Vec<(&'static str, Value)> {
+    vec![
+        ("auto-both", demo_server("both", None)),
+        ("legacy", demo_server("legacy", Some("2025-11-25"))),
+        ("modern", demo_server("modern", Some("2026-07-28"))),
+        ("auto-fallback", demo_server("legacy", None)),
+        ("both-legacy", demo_server("both", Some("2025-11-25"))),
+    ]
+}
+
+/// Fresh sidecar; time from sending `initialized` to each server's `running` status.
+async fn start_once(home: &Path, servers: &[(&str, Value)]) -> Vec<Duration> {
+    let sidecar = spawn_sidecar(home);
+    let editor = sidecar.editor.clone();
+    let mark = editor.mark();
+    let defs: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(n, d)| (n.to_string(), d.clone()))
+        .collect();
+    let r = editor
+        .request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}, "workspaceFolders": [],
+                   "initializationOptions": {"servers": defs}}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let t0 = Instant::now();
+    editor.notify("initialized", json!({})).await;
+    let times = join_all(servers.iter().map(|(name, _)| {
+        let editor = editor.clone();
+        async move {
+            editor.wait_status(mark, name, "running").await;
+            t0.elapsed()
+        }
+    }))
+    .await;
+    editor.shutdown_and_exit().await;
+    let mut child = sidecar.child;
+    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    times
+}
+
+pub async fn startup(home: &Path) -> Value {
+    let n = reps(15, 1);
+    let servers = five_servers();
+    let mut alone = serde_json::Map::new();
+    let mut slowest = ("", Duration::ZERO);
+    for server in &servers {
+        let mut runs = Vec::new();
+        for _ in 0..n {
+            runs.push(start_once(home, std::slice::from_ref(server)).await[0]);
+        }
+        let s = stats(runs);
+        let m = Duration::from_secs_f64(s.median_us / 1e6);
+        if m > slowest.1 {
+            slowest = (server.0, m);
+        }
+        alone.insert(server.0.into(), json!(s));
+    }
+    let mut all = Vec::new();
+    let mut each: Vec<Vec<Duration>> = vec![Vec::new(); servers.len()];
+    for _ in 0..n {
+        let times = start_once(home, &servers).await;
+        all.push(*times.iter().max().unwrap());
+        for (i, t) in times.into_iter().enumerate() {
+            each[i].push(t);
+        }
+    }
+    let parallel: serde_json::Map<String, Value> = servers
+        .iter()
+        .zip(each)
+        .map(|((name, _), runs)| (name.to_string(), json!(stats(runs))))
+        .collect();
+    let all = stats(all);
+    let slowest_us = slowest.1.as_secs_f64() * 1e6;
+    // The machine's own share: the same children started and handshaken by rmcp directly.
+    let (mut one, mut five) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        one.push(direct_start(1).await);
+        five.push(direct_start(5).await);
+    }
+    let (one, five) = (stats(one), stats(five));
+    json!({
+        "runs": n,
+        "all_five_running": all,
+        "each_in_parallel": parallel,
+        "each_alone": alone,
+        "slowest_alone": slowest.0,
+        "slowest_alone_median_us": slowest_us,
+        "ratio_all_vs_slowest_alone": all.median_us / slowest_us,
+        "direct_rmcp": {"one": one, "five_in_parallel": five, "ratio": five.median_us / one.median_us},
+    })
+}
+
+/// `n` demo servers spawned and handshaken (legacy `initialize`) by rmcp clients at once.
+async fn direct_start(n: usize) -> Duration {
+    let t = Instant::now();
+    let clients = join_all(
+        (0..n).map(|_| rmcp_client(crate::demo_command("both"), ProtocolVersion::V_2025_11_25)),
+    )
+    .await;
+    let took = t.elapsed();
+    for c in clients {
+        let _ = c.cancel().await;
+    }
+    took
+}
+
+// ---------------------------------------------------------------------------------- idle RSS
+
+/// Five `demo-server --era both` children, all on 2025-11-25 (what the TypeScript SDK speaks).
+fn five_hosted() -> serde_json::Map<String, Value> {
+    (1..=5)
+        .map(|i| (format!("s{i}"), demo_server("both", Some("2025-11-25"))))
+        .collect()
+}
+
+fn settle() -> Duration {
+    Duration::from_millis(reps(2000, 200) as u64)
+}
+
+/// Idle RSS of the sidecar process alone with five servers connected, and of a Node process
+/// (TypeScript SDK) and a Python process (Python SDK) hosting the same five servers.
+pub async fn idle_rss_five(home: &Path, peers: &Peers) -> Value {
+    let sidecar = spawn_sidecar(home);
+    let mark = sidecar.editor.mark();
+    sidecar
+        .editor
+        .initialize(&[], json!({"servers": five_hosted()}), json!({}))
+        .await;
+    for i in 1..=5 {
+        sidecar
+            .editor
+            .wait_status(mark, &format!("s{i}"), "running")
+            .await;
+    }
+    sidecar
+        .editor
+        .command("mcp-sidecar.listTools", json!({}))
+        .await;
+    tokio::time::sleep(settle()).await;
+    let rss = proc_kib(sidecar.child.id().unwrap(), "VmRSS:");
+    sidecar.editor.shutdown_and_exit().await;
+    let b = bin();
+    let node = match &peers.node_modules {
+        Ok(nm) => json!(
+            host_rss(node_cmd(
+                nm,
+                &["host", "--bin", &b, "--era", "both", "--servers", "5"]
+            ))
+            .await
+        ),
+        Err(why) => skipped("Node (TypeScript SDK) host RSS", why),
+    };
+    let python = match &peers.python {
+        Ok(py) => json!(
+            host_rss(python_cmd(
+                py,
+                &[
+                    "host",
+                    "--bin",
+                    &b,
+                    "--era",
+                    "both",
+                    "--mode",
+                    "legacy",
+                    "--servers",
+                    "5"
+                ]
+            ))
+            .await
+        ),
+        Err(why) => skipped("Python SDK host RSS", why),
+    };
+    json!({"sidecar_kib": rss, "node_ts_sdk_kib": node, "python_sdk_kib": python})
+}
+
+/// Starts a host script, waits for its "ready" line and `settle()`, reads its own VmRSS, then
+/// closes its stdin so it shuts its servers down.
+async fn host_rss(mut cmd: tokio::process::Command) -> u64 {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("the host never became ready")
+        .unwrap()
+        .unwrap_or_else(|| panic!("{cmd:?} exited before it was ready"));
+    assert!(ready.contains("\"ready\""), "{ready}");
+    tokio::time::sleep(settle()).await;
+    let rss = proc_kib(child.id().unwrap(), "VmRSS:");
+    drop(child.stdin.take());
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    rss
+}
