@@ -96,10 +96,6 @@ NOTES: dict[str, tuple[str, str]] = {
     "fs-no-logging": (NA, "server-filesystem sends no `notifications/message`."),
     "demo-no-progress": (NA, "the demo server (`mcp-sidecar demo-server`) has no tool that reports progress."),
     "demo-no-logging": (NA, "the demo server sends no `notifications/message`."),
-    "log-opt-in": (GAP, "2026-07-28 servers send `notifications/message` only for requests whose `_meta` "
-                        "carries `io.modelcontextprotocol/logLevel` (SEP-2577; the Python SDK follows it). "
-                        "The sidecar never sets it, so no log message of a 2026-07-28 server reaches the "
-                        "editor. Not tested until the sidecar opts in."),
 }
 
 EVERYTHING_STDIO = "interop::server_everything_over_stdio"
@@ -178,8 +174,8 @@ ROWS: list[Row] = [
         "form": ["interop::python_sdk_elicitation_modern_era"],
         "url": ["interop::python_sdk_elicitation_modern_era"],
         "sampling": ["interop::python_sdk_sampling_modern_era"],
-        "progress": ["interop::python_sdk_progress_modern_era"],
-        "logging": (GAP, "log-opt-in"),
+        "progress": ["interop::python_sdk_progress_and_logging_modern_era"],
+        "logging": ["interop::python_sdk_progress_and_logging_modern_era"],
     }),
     Row("python-http-legacy", "Python SDK", "Streamable HTTP", "2025-11-25", {
         "tools": ["http::python_sdk_over_http_pinned_to_legacy"],
@@ -198,8 +194,8 @@ ROWS: list[Row] = [
         "form": ["http::python_sdk_elicitation_over_http_modern_era"],
         "url": ["http::python_sdk_elicitation_over_http_modern_era"],
         "sampling": ["http::python_sdk_sampling_over_http_modern_era"],
-        "progress": ["http::python_sdk_progress_over_http_modern_era"],
-        "logging": (GAP, "log-opt-in"),
+        "progress": ["http::python_sdk_progress_and_logging_over_http_modern_era"],
+        "logging": ["http::python_sdk_progress_and_logging_over_http_modern_era"],
     }),
     demo_row("2025-11-25"),
     demo_row("2026-07-28"),
@@ -219,18 +215,7 @@ ROW_NOTES = [
 ]
 
 # Things a reader of the table should know that no cell shows.
-KNOWN_ISSUES = [
-    "**The last progress notification can be lost (stdio).** rmcp handles server notifications in "
-    "spawned tasks, while a response completes its call directly; a `notifications/progress` sent "
-    "right before the result can be handled after the call ended and its progress sink was "
-    "unregistered, so the editor misses the last `report` (5 of 27 runs of "
-    f"`{EVERYTHING_STDIO_UPDATE}` when measured, whose server sends its last step immediately "
-    "before the result; that test accepts a missing last report, the Python fixtures pause after "
-    "each step).",
-    "**`$/progress` has no `percentage` field.** The sidecar begins an unbounded work-done "
-    "progress and puts the percentage into the report's message (`step 1 of 3 (33%)`); "
-    "`docs/lsp-extensions.md` says \"`report` with a message and percentage\".",
-]
+KNOWN_ISSUES: list[str] = []
 
 # ---------------------------------------------------------------------------------------- running
 
@@ -450,8 +435,9 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
     out += [f"- {n}" for n in ROW_NOTES]
     out += ["", "## Columns", ""]
     out += [f"- **{header}**: {text}" for _, header, text in COLUMNS]
-    out += ["", "## Known issues", ""]
-    out += [f"- {n}" for n in KNOWN_ISSUES]
+    if KNOWN_ISSUES:
+        out += ["", "## Known issues", ""]
+        out += [f"- {n}" for n in KNOWN_ISSUES]
     out += ["", "## Tests behind each cell", ""]
     by_test: dict[str, list[str]] = {}
     for row in ROWS:

@@ -38,7 +38,9 @@ unit() {
 interop() {
   # shellcheck disable=SC1091
   . .cache/peers/env.sh
-  cargo test --locked --test interop --test http -- --include-ignored
+  # Runs the interop and HTTP suites (every test, ignored ones included) and the demo-server tests
+  # the matrix cites, then writes docs/interop-matrix.md; fails on a failed or vanished test.
+  scripts/interop-matrix.py
   # The fixtures themselves, checked against the Python SDK's own client in both eras.
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
 }

@@ -537,17 +537,6 @@ async fn python_sdk_sampling_modern_era() {
     python_sampling("modern").await;
 }
 
-/// `log_levels`'s messages as the sidecar forwards them: `window/logMessage` with the MCP level
-/// mapped to the LSP type (debug → Log 4, info → Info 3, warning → Warning 2, error → Error 1).
-async fn expect_fixture_logs(editor: &TestEditor, mark: usize, server: &str) {
-    for (level, lsp_type) in [("debug", 4), ("info", 3), ("warning", 2), ("error", 1)] {
-        let text = format!("[{server}] fixture: {level} message from log_levels");
-        let shown = wait_log(editor, mark, &text).await;
-        assert_eq!(shown["message"], text, "{shown}");
-        assert_eq!(shown["type"], lsp_type, "{shown}");
-    }
-}
-
 /// `progress_steps {steps: 3}` with a work-done token: begin, one report per MCP progress
 /// notification (the message and the percentage in its text), end.
 async fn expect_fixture_progress(editor: &TestEditor, server: &str, token: &str) {
@@ -582,6 +571,16 @@ async fn expect_fixture_progress(editor: &TestEditor, server: &str, token: &str)
             "step 2 of 3 (67%)",
             "step 3 of 3 (100%)"
         ],
+        "{progress:?}"
+    );
+    let percentages: Vec<_> = progress
+        .iter()
+        .filter(|p| p["kind"] == "report")
+        .map(|p| p["percentage"].clone())
+        .collect();
+    assert_eq!(
+        percentages,
+        [json!(33), json!(67), json!(100)],
         "{progress:?}"
     );
     assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
@@ -621,13 +620,19 @@ async fn python_sdk_progress_and_logging_legacy_era() {
     editor.shutdown_and_exit().await;
 }
 
-/// Progress only: a 2026-07-28 server sends `notifications/message` only for requests that opt
-/// in with `_meta["io.modelcontextprotocol/logLevel"]`, which the sidecar does not send (see
-/// docs/interop-matrix.md).
+/// A 2026-07-28 server sends `notifications/message` only for requests that opt in with
+/// `_meta["io.modelcontextprotocol/logLevel"]`; the sidecar asks for every level.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
-async fn python_sdk_progress_modern_era() {
+async fn python_sdk_progress_and_logging_modern_era() {
     let editor = python_progress("modern").await;
+    let logs = editor.mark();
+    let result = call(&editor, "py", "log_levels", json!({})).await;
+    assert_eq!(
+        structured(&result)["logged"],
+        json!(["debug", "info", "warning", "error"])
+    );
+    expect_fixture_logs(&editor, logs, "py").await;
     editor.shutdown_and_exit().await;
 }
 

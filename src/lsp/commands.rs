@@ -150,26 +150,75 @@ async fn ask_arguments(
         })
 }
 
-/// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token.
+/// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token: `begin`,
+/// a `report` per update (its message with the amount; `percentage` when the server gives a
+/// total), `end`.
 async fn report_progress(
     client: tower_lsp_server::Client,
     token: ProgressToken,
     title: String,
     mut updates: mpsc::UnboundedReceiver<ProgressUpdate>,
 ) {
-    let progress = client.progress(token, title).begin().await;
+    let send = |value: Value| {
+        client.send_notification::<tower_lsp_server::gen_lsp_types::ProgressNotification>(
+            tower_lsp_server::gen_lsp_types::ProgressParams::new(token.clone(), value),
+        )
+    };
+    send(serde_json::json!({"kind": "begin", "title": title})).await;
     while let Some(update) = updates.recv().await {
-        let amount = match update.total {
-            Some(total) if total > 0.0 => format!("{:.0}%", 100.0 * update.progress / total),
-            _ => format!("{}", update.progress),
-        };
-        let message = match update.message {
-            Some(m) => format!("{m} ({amount})"),
-            None => amount,
-        };
-        progress.report(message).await;
+        send(progress_report(&update)).await;
     }
-    progress.finish().await;
+    send(serde_json::json!({"kind": "end"})).await;
+}
+
+/// One `WorkDoneProgressReport` for an MCP progress update.
+fn progress_report(update: &ProgressUpdate) -> Value {
+    let percentage = match update.total {
+        Some(total) if total > 0.0 && update.progress.is_finite() => {
+            Some((100.0 * update.progress / total).clamp(0.0, 100.0).round() as u32)
+        }
+        _ => None,
+    };
+    let amount = match percentage {
+        Some(p) => format!("{p}%"),
+        None => format!("{}", update.progress),
+    };
+    let message = match &update.message {
+        Some(m) => format!("{m} ({amount})"),
+        None => amount,
+    };
+    let mut report = serde_json::json!({"kind": "report", "message": message});
+    if let Some(p) = percentage {
+        report["percentage"] = p.into();
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reports_carry_a_percentage_when_the_total_is_known() {
+        let update = |progress, total, message: Option<&str>| ProgressUpdate {
+            progress,
+            total,
+            message: message.map(str::to_string),
+        };
+        assert_eq!(
+            progress_report(&update(1.0, Some(3.0), Some("step 1 of 3"))),
+            serde_json::json!({"kind": "report", "message": "step 1 of 3 (33%)", "percentage": 33})
+        );
+        assert_eq!(
+            progress_report(&update(7.0, None, None)),
+            serde_json::json!({"kind": "report", "message": "7"})
+        );
+        // Past the total (servers do that) stays within LSP's 0..=100.
+        assert_eq!(
+            progress_report(&update(5.0, Some(4.0), None))["percentage"],
+            100
+        );
+    }
 }
 
 /// Records the person's trust decision for a workspace-defined server and re-applies the

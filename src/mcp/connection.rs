@@ -28,6 +28,10 @@ pub const MAX_MRTR_ROUNDS: usize = 16;
 /// `URLElicitationRequiredError` (2025-11-25 only).
 const URL_ELICITATION_REQUIRED: i32 = -32042;
 
+/// The level 2026-07-28 servers are asked to log at, per request: everything, as legacy servers
+/// send without `logging/setLevel` (the editor shows debug messages at its lowest level).
+const SERVER_LOG_LEVEL: rmcp::model::LoggingLevel = rmcp::model::LoggingLevel::Debug;
+
 pub struct Connection {
     server: Arc<str>,
     peer: Peer<RoleClient>,
@@ -281,6 +285,13 @@ impl Connection {
         }
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
+        if self.modern {
+            // 2026-07-28 servers log only for requests that ask (there is no
+            // `logging/setLevel`); legacy servers log at their own level.
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_log_level(SERVER_LOG_LEVEL);
+            params.meta = Some(meta);
+        }
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
             let result = match self.send_call(params.clone(), progress.clone()).await {
@@ -363,6 +374,7 @@ impl Connection {
             host: self.handler.host.clone(),
             progress_key: progress_key(&handle.progress_token),
         };
+        let reports_progress = progress.is_some();
         if let Some(sink) = progress {
             self.handler
                 .host
@@ -373,6 +385,12 @@ impl Connection {
         match outcome {
             Some(result) => {
                 guard.id = None;
+                if reports_progress {
+                    // rmcp hands each notification to its own task but completes the response
+                    // directly: a progress notification the server sent just before its result
+                    // may still be queued. Let it run before the sink is unregistered.
+                    tokio::task::yield_now().await;
+                }
                 result.map_err(|e| self.service_error(e))
             }
             None => Err(self.timeout_error()),

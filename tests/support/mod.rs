@@ -510,9 +510,17 @@ pub async fn everything_roots_update_progress_and_logging(
         .collect();
     assert_eq!(progress[0]["kind"], "begin", "{progress:?}");
     assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
-    // The last step's notification comes right before the result; see the matrix notes.
-    assert!(
-        reports.len() >= 2 && reports[..2] == ["33%", "67%"],
-        "{progress:?}"
-    );
+    // The last step's notification comes right before the result: it must not be lost.
+    assert_eq!(reports, ["33%", "67%", "100%"], "{progress:?}");
+}
+
+/// `log_levels`'s messages as the sidecar forwards them: `window/logMessage` with the MCP level
+/// mapped to the LSP type (debug → Log 4, info → Info 3, warning → Warning 2, error → Error 1).
+pub async fn expect_fixture_logs(editor: &TestEditor, mark: usize, server: &str) {
+    for (level, lsp_type) in [("debug", 4), ("info", 3), ("warning", 2), ("error", 1)] {
+        let text = format!("[{server}] fixture: {level} message from log_levels");
+        let shown = wait_log(editor, mark, &text).await;
+        assert_eq!(shown["message"], text, "{shown}");
+        assert_eq!(shown["type"], lsp_type, "{shown}");
+    }
 }
