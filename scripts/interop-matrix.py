@@ -94,8 +94,6 @@ NOTES: dict[str, tuple[str, str]] = {
                             "no elicitation, no sampling."),
     "fs-no-progress": (NA, "server-filesystem has no long-running tool and sends no `notifications/progress`."),
     "fs-no-logging": (NA, "server-filesystem sends no `notifications/message`."),
-    "demo-no-progress": (NA, "the demo server (`mcp-sidecar demo-server`) has no tool that reports progress."),
-    "demo-no-logging": (NA, "the demo server sends no `notifications/message`."),
 }
 
 EVERYTHING_STDIO = "interop::server_everything_over_stdio"
@@ -104,6 +102,7 @@ EVERYTHING_HTTP = "http::server_everything_over_streamable_http"
 EVERYTHING_HTTP_UPDATE = "http::server_everything_roots_update_progress_and_logging_over_http"
 FILESYSTEM = "interop::server_filesystem_allows_exactly_the_workspace_folders"
 DEMO_TOOLS = "interop::demo_server_tools_in_both_eras"
+DEMO_PROGRESS = "interop::demo_server_progress_and_logging_in_both_eras"
 DEMO_ROOTS = "lsp_core::roots_follow_workspace_folders_in_both_eras"
 DEMO_FORM = ["elicitation::the_demo_booking_form_in_both_eras",
              "elicitation::decline_and_cancel_reach_the_server_as_such"]
@@ -120,8 +119,8 @@ def demo_row(era: str) -> Row:
         "form": DEMO_FORM,
         "url": [DEMO_URL],
         "sampling": DEMO_SAMPLING,
-        "progress": (NA, "demo-no-progress"),
-        "logging": (NA, "demo-no-logging"),
+        "progress": [DEMO_PROGRESS],
+        "logging": [DEMO_PROGRESS],
     })
 
 

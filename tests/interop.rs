@@ -693,6 +693,7 @@ async fn demo_server_tools_in_both_eras() {
                 "add",
                 "analyze_flights",
                 "book_trip",
+                "count_down",
                 "echo",
                 "list_roots",
                 "login"
@@ -710,6 +711,62 @@ async fn demo_server_tools_in_both_eras() {
             text_of(&overflow).contains("not finite"),
             "{server}: {overflow}"
         );
+    }
+    editor.shutdown_and_exit().await;
+}
+
+/// The demo server's `count_down` in both eras: a `$/progress` report per step with its
+/// percentage, and a log line per step (a 2026-07-28 server logs because the sidecar's request
+/// asks for it). Needs no peers (it backs the demo rows of docs/interop-matrix.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_server_progress_and_logging_in_both_eras() {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "legacy": demo_server("both", Some("2025-11-25")),
+                "modern": demo_server("both", Some("2026-07-28")),
+            }}),
+            json!({}),
+        )
+        .await;
+    for server in ["legacy", "modern"] {
+        editor.wait_status(mark, server, "running").await;
+        let logs = editor.mark();
+        let (response, progress) = call_with_progress(
+            &editor,
+            server,
+            "count_down",
+            json!({"steps": 2, "delayMs": 20}),
+            &format!("demo-{server}"),
+        )
+        .await;
+        assert_eq!(
+            structured(&response["result"]),
+            json!({"steps": 2}),
+            "{response}"
+        );
+        let reports: Vec<_> = progress
+            .iter()
+            .filter(|p| p["kind"] == "report")
+            .map(|p| (p["message"].clone(), p["percentage"].clone()))
+            .collect();
+        assert_eq!(
+            reports,
+            [
+                (json!("1 left (50%)"), json!(50)),
+                (json!("0 left (100%)"), json!(100))
+            ],
+            "{server}: {progress:?}"
+        );
+        for left in [1, 0] {
+            let text = format!("[{server}] demo: count_down: {left} left");
+            let shown = wait_log(&editor, logs, &text).await;
+            assert_eq!(shown["message"], text, "{shown}");
+            assert_eq!(shown["type"], 3, "{shown}");
+        }
     }
     editor.shutdown_and_exit().await;
 }

@@ -14,7 +14,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
         ContentBlock, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult,
-        ServerRequest,
+        LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ServerRequest,
     },
     service::{PeerRequestOptions, RequestContext},
 };
@@ -99,6 +99,37 @@ impl<'a> Call<'a> {
         serde_json::from_value(arguments).map_err(|error| {
             Stop::ToolError(format!("invalid arguments for {}: {error}", self.tool()))
         })
+    }
+
+    /// Reports progress on the call's progress token, when the client gave one.
+    pub(super) async fn progress(&self, progress: f64, total: f64, message: String) {
+        let Some(token) = self.context.meta.get_progress_token() else {
+            return;
+        };
+        let param = ProgressNotificationParam::new(token, progress)
+            .with_total(total)
+            .with_message(message);
+        if let Err(e) = self.context.peer.notify_progress(param).await {
+            tracing::warn!("progress notification not sent: {e}");
+        }
+    }
+
+    /// Logs to the client. A 2026-07-28 request gets messages only at or above the level its
+    /// `_meta` asks for (none when it does not ask); legacy clients get every message.
+    pub(super) async fn log(&self, level: LoggingLevel, message: String) {
+        if self.modern
+            && self
+                .context
+                .meta
+                .log_level()
+                .is_none_or(|min| (level as u8) < (min as u8))
+        {
+            return;
+        }
+        let param = LoggingMessageNotificationParam::new(level, json!(message)).with_logger("demo");
+        if let Err(e) = self.context.peer.notify_logging_message(param).await {
+            tracing::warn!("log notification not sent: {e}");
+        }
     }
 
     /// Random per call, and stable across the MRTR rounds of one call.

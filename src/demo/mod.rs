@@ -150,18 +150,25 @@ impl DemoServer {
 }
 
 impl ServerHandler for DemoServer {
+    // Logging is deprecated by SEP-2577 but still part of the protocol: count_down uses it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            .with_server_info(
-                Implementation::new("mcp-sidecar-demo", env!("CARGO_PKG_VERSION"))
-                    .with_title("mcp-sidecar demo server"),
-            )
-            .with_instructions(
-                "Demo server for the MCP client features: book_trip (form elicitation), \
-                 login (URL elicitation), analyze_flights (sampling), list_roots (roots); \
-                 add and echo need nothing from the client.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_server_info(
+            Implementation::new("mcp-sidecar-demo", env!("CARGO_PKG_VERSION"))
+                .with_title("mcp-sidecar demo server"),
+        )
+        .with_instructions(
+            "Demo server for the MCP client features: book_trip (form elicitation), \
+                 login (URL elicitation), analyze_flights (sampling), list_roots (roots), \
+                 count_down (progress and logging); add and echo need nothing from the client.",
+        )
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

@@ -354,6 +354,7 @@ async fn tools_are_listed_with_titles_descriptions_and_object_schemas() {
                     "login",
                     "analyze_flights",
                     "list_roots",
+                    "count_down",
                     "add",
                     "echo"
                 ]
@@ -883,14 +884,20 @@ async fn refusals_keep_the_connection_open() {
     let reply = legacy.request(initialize_request(2)).await;
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(reply["result"]["serverInfo"]["name"], "mcp-sidecar-demo");
-    assert_eq!(reply["result"]["capabilities"], json!({"tools": {}}));
+    assert_eq!(
+        reply["result"]["capabilities"],
+        json!({"logging": {}, "tools": {}})
+    );
 
     let mut modern = RawClient::start(Era::Modern);
     let reply = modern.request(initialize_request(1)).await;
     assert_eq!(reply["error"]["code"], -32022);
     let reply = modern.request(discover_request(2)).await;
     assert_eq!(reply["result"]["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(reply["result"]["capabilities"], json!({"tools": {}}));
+    assert_eq!(
+        reply["result"]["capabilities"],
+        json!({"logging": {}, "tools": {}})
+    );
     let server_info = &reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
     assert_eq!(server_info["name"], "mcp-sidecar-demo");
     assert_eq!(server_info["version"], env!("CARGO_PKG_VERSION"));

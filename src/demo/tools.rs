@@ -6,6 +6,7 @@
 //! | `login` | URL elicitation | `{action, url}` |
 //! | `analyze_flights` | sampling | `{model, stopReason, text}` |
 //! | `list_roots` | roots | `{roots, listChangedCount}` |
+//! | `count_down` | nothing; reports progress and logs each step | `{steps}` |
 //! | `add`, `echo` | nothing | `{sum}` / the text |
 
 // Sampling and roots are deprecated (SEP-2577) but still part of the protocol this demo exercises.
@@ -16,7 +17,8 @@ use rmcp::{
     model::{
         CallToolResult, ContentBlock, ContextInclusion, CreateMessageRequest,
         CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitationSchema,
-        InputRequest, ListRootsRequest, ModelHint, ModelPreferences, SamplingMessage, Tool,
+        InputRequest, ListRootsRequest, LoggingLevel, ModelHint, ModelPreferences, SamplingMessage,
+        Tool,
     },
     object,
 };
@@ -56,6 +58,18 @@ pub(super) fn list() -> Vec<Tool> {
             object!({"type": "object", "properties": {}}),
         ),
         tool(
+            "count_down",
+            "Count down",
+            "Counts down from steps to zero, pausing between steps, with a progress notification \
+             and a log message for each step. Needs nothing from the client.",
+            object!({"type": "object", "properties": {
+                "steps": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
+                          "description": "How many steps"},
+                "delayMs": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 300,
+                            "description": "Pause after each step, in milliseconds"}
+            }}),
+        ),
+        tool(
             "add",
             "Add two numbers",
             "Returns a + b. Needs nothing from the client.",
@@ -82,6 +96,7 @@ pub(super) async fn run(call: &Call<'_>, roots_list_changed: u64) -> Result<Call
         "login" => login(call).await,
         "analyze_flights" => analyze_flights(call).await,
         "list_roots" => list_roots(call, roots_list_changed).await,
+        "count_down" => count_down(call).await,
         "add" => add(call),
         "echo" => echo(call),
         other => Err(ErrorData::invalid_params(format!("unknown tool {other:?}"), None).into()),
@@ -327,6 +342,44 @@ async fn list_roots(call: &Call<'_>, roots_list_changed: u64) -> Result<CallTool
 
 // ---------------------------------------------------------------------------------------------
 // add, echo: no client features
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CountDownArgs {
+    #[serde(default = "default_steps")]
+    steps: u32,
+    #[serde(default = "default_delay_ms")]
+    delay_ms: u64,
+}
+
+fn default_steps() -> u32 {
+    3
+}
+
+fn default_delay_ms() -> u64 {
+    300
+}
+
+async fn count_down(call: &Call<'_>) -> Result<CallToolResult, Stop> {
+    let CountDownArgs { steps, delay_ms } = call.arguments()?;
+    if !(1..=100).contains(&steps) || delay_ms > 10_000 {
+        return Err(Stop::ToolError(
+            "steps must be 1..=100 and delayMs at most 10000".into(),
+        ));
+    }
+    for step in 1..=steps {
+        let left = steps - step;
+        call.log(LoggingLevel::Info, format!("count_down: {left} left"))
+            .await;
+        call.progress(f64::from(step), f64::from(steps), format!("{left} left"))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    }
+    Ok(done(
+        format!("Counted down {steps} steps."),
+        json!({"steps": steps}),
+    ))
+}
 
 #[derive(Deserialize)]
 struct AddArgs {

@@ -194,33 +194,6 @@ fn progress_report(update: &ProgressUpdate) -> Value {
     report
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn progress_reports_carry_a_percentage_when_the_total_is_known() {
-        let update = |progress, total, message: Option<&str>| ProgressUpdate {
-            progress,
-            total,
-            message: message.map(str::to_string),
-        };
-        assert_eq!(
-            progress_report(&update(1.0, Some(3.0), Some("step 1 of 3"))),
-            serde_json::json!({"kind": "report", "message": "step 1 of 3 (33%)", "percentage": 33})
-        );
-        assert_eq!(
-            progress_report(&update(7.0, None, None)),
-            serde_json::json!({"kind": "report", "message": "7"})
-        );
-        // Past the total (servers do that) stays within LSP's 0..=100.
-        assert_eq!(
-            progress_report(&update(5.0, Some(4.0), None))["percentage"],
-            100
-        );
-    }
-}
-
 /// Records the person's trust decision for a workspace-defined server and re-applies the
 /// configuration (trusting starts it; untrusting stops it).
 fn set_trust(backend: &Backend, server: &str, trusted: bool) -> Result<Value> {
@@ -283,4 +256,31 @@ async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Va
     };
     backend.manager.restart(&server).map_err(to_lsp)?;
     Ok(serde_json::json!({ "server": server }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reports_carry_a_percentage_when_the_total_is_known() {
+        let update = |progress, total, message: Option<&str>| ProgressUpdate {
+            progress,
+            total,
+            message: message.map(str::to_string),
+        };
+        assert_eq!(
+            progress_report(&update(1.0, Some(3.0), Some("step 1 of 3"))),
+            serde_json::json!({"kind": "report", "message": "step 1 of 3 (33%)", "percentage": 33})
+        );
+        assert_eq!(
+            progress_report(&update(7.0, None, None)),
+            serde_json::json!({"kind": "report", "message": "7"})
+        );
+        // Past the total (servers do that) stays within LSP's 0..=100.
+        assert_eq!(
+            progress_report(&update(5.0, Some(4.0), None))["percentage"],
+            100
+        );
+    }
 }

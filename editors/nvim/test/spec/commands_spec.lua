@@ -51,7 +51,7 @@ T.test(':Mcp tools lists every tool with its arguments', function()
   local buf = T.wait_buf('^mcp://tools$')
   local lines = T.lines(buf)
   T.contains(lines, '## demo')
-  for _, tool in ipairs({ 'book_trip', 'login', 'analyze_flights', 'list_roots', 'add', 'echo' }) do
+  for _, tool in ipairs({ 'book_trip', 'login', 'analyze_flights', 'list_roots', 'count_down', 'add', 'echo' }) do
     T.contains(lines, '- ' .. tool)
   end
   T.contains(lines, 'arguments: a (number, required), b (number, required)')
@@ -223,7 +223,7 @@ T.test('completion: subcommands, servers, tools', function()
   T.eq({ 'demo' }, complete('d', 'Mcp tools d', 11))
   local tools = complete('', 'Mcp call demo ', 14)
   table.sort(tools)
-  T.eq({ 'add', 'analyze_flights', 'book_trip', 'echo', 'list_roots', 'login' }, tools)
+  T.eq({ 'add', 'analyze_flights', 'book_trip', 'count_down', 'echo', 'list_roots', 'login' }, tools)
   T.eq({ 'add', 'analyze_flights' }, complete('a', 'Mcp call demo a', 15))
   T.eq({ 'call' }, vim.fn.getcompletion('Mcp ca', 'cmdline'))
 end)
