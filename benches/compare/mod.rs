@@ -241,6 +241,12 @@ pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value
                 }
             }
             round.calls_per_s = round.ok as f64 / wall.as_secs_f64();
+            // Refusals at the cap ("busy") are the sidecar's documented answer; anything else
+            // that is not the right sum is a lost or misrouted answer.
+            assert!(
+                round.wrong == 0 && round.other_errors == 0,
+                "answers that do not match their request: {round:?}"
+            );
             all.push(round);
         }
         report.insert(name.into(), summarize(all, total));
@@ -262,6 +268,7 @@ pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value
         }
     });
     let routed = join_all(checks).await.iter().filter(|ok| **ok).count();
+    assert_eq!(routed, SERVERS * 10, "calls reached another server");
     report.insert(
         "routing_check".into(),
         json!({"calls": SERVERS * 10, "reached_own_server": routed}),
@@ -315,6 +322,10 @@ pub async fn rmcp_throughput() -> Value {
         let answers = join_all(calls).await;
         let wall = t.elapsed();
         let ok = answers.iter().filter(|ok| **ok).count();
+        assert_eq!(
+            ok, total,
+            "direct rmcp answers that do not match their request"
+        );
         all.push(Round {
             wall_us: wall.as_secs_f64() * 1e6,
             calls_per_s: ok as f64 / wall.as_secs_f64(),
@@ -453,6 +464,7 @@ pub async fn big_result(home: &Path) -> Value {
             );
         }
     }
+    assert!(ok, "the big result was not relayed intact");
     let hwm_after = proc_kib(pid, "VmHWM:");
     let rss_after = proc_kib(pid, "VmRSS:");
     sidecar.editor.shutdown_and_exit().await;
