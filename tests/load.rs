@@ -62,9 +62,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// Through the LSP: 1000 `workspace/executeCommand mcp-sidecar.callTool` requests sent without
-/// waiting. The sidecar runs at most `LONG_OPERATION_CAP` long operations at once and refuses
-/// the rest at once with `data.kind = "busy"` (documented); a refused call is sent again. Every
-/// request must get a response, and every successful response must be its own call's answer.
+/// waiting. That is within `LONG_OPERATION_CAP`, so none may be refused as busy (the loop below
+/// would re-send a refused one, and the count is asserted to be zero). Every request must get a
+/// response, and every response must be its own call's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
     let editor = in_process();
@@ -134,6 +134,8 @@ async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
         SERVERS.len()
     );
     assert!(elapsed < BOUND, "{elapsed:?}");
+    const { assert!(CALLS <= mcp_sidecar::lsp::gate::LONG_OPERATION_CAP) };
+    assert_eq!(busy, 0, "a burst within the cap was refused as busy");
 
     // Nothing was left behind: every server still answers, and the gate is free again.
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;

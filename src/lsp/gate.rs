@@ -9,11 +9,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::mcp::CallError;
 
-/// Handlers tower-lsp-server may run at once.
-pub const CONCURRENCY_LEVEL: usize = 256;
+/// Handlers tower-lsp-server may run at once. Large, so that a burst of quick tool calls (an
+/// agent fanning out a thousand) waits for servers instead of being refused; an idle slot costs
+/// nothing.
+pub const CONCURRENCY_LEVEL: usize = 2048;
 /// Long operations allowed at once (half the concurrency level: the rest stays free for short
 /// requests, cancellations, the editor's answers and `shutdown`).
-pub const LONG_OPERATION_CAP: usize = 128;
+pub const LONG_OPERATION_CAP: usize = 1024;
 
 #[derive(Clone)]
 pub struct Gate {
