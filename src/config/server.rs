@@ -215,7 +215,8 @@ impl ServerSpec {
             disabled,
             protocol,
             roots,
-            timeout: Duration::from_secs_f64(timeout),
+            // A timeout too long to represent means "never": capped, not a panic.
+            timeout: crate::elicitation::capped_secs(timeout),
         })
     }
 }

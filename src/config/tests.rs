@@ -102,6 +102,18 @@ fn server_options_parse() {
 }
 
 #[test]
+fn absurd_timeouts_are_capped() {
+    // Found while writing the fuzz targets: a finite but huge timeout used to panic.
+    let (resolved, _) = resolve(&[editor(json!({"servers": {
+        "a": {"command": "x", "timeout": 1e300},
+        "b": {"command": "x", "timeout": 1.8e19},
+    }}))]);
+    for server in resolved.servers {
+        assert_eq!(server.unwrap().timeout, crate::elicitation::MAX_DURATION);
+    }
+}
+
+#[test]
 fn bad_top_level_settings_are_reported_and_defaults_kept() {
     let (resolved, errors) = resolve(&[editor(json!({"maxMessageBytes": "big"}))]);
     assert_eq!(errors.len(), 1);

@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 pub use flow::{looks_secret, validate};
-pub use rate::{RateLimit, RateLimiter, parse_duration};
+pub use rate::{MAX_DURATION, RateLimit, RateLimiter, capped_secs, parse_duration};
 pub use schema::{Choice, Field, Form, Format, Kind, Unsupported};
 
 use crate::lsp::ext::{

@@ -75,7 +75,19 @@ impl RateLimiter {
     }
 }
 
-/// `"30m"`, `"90s"`, `"1h"`, or a number of seconds.
+/// The longest duration a setting can ask for (about 136 years, "never" in practice). Longer ones
+/// are capped to it, so turning one into a `Duration`, or adding it to now, cannot panic.
+pub const MAX_DURATION: Duration = Duration::from_secs(u32::MAX as u64);
+
+/// `seconds` as a `Duration`, at most [`MAX_DURATION`] (and zero for anything not positive).
+pub fn capped_secs(seconds: f64) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(seconds).map_or(MAX_DURATION, |d| d.min(MAX_DURATION))
+}
+
+/// `"30m"`, `"90s"`, `"1h"`, or a number of seconds; at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(
@@ -91,5 +103,5 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => n * 3600.0,
         other => return Err(format!("unknown duration unit \"{other}\" (use s, m or h)")),
     };
-    Ok(Duration::from_secs_f64(secs))
+    Ok(capped_secs(secs))
 }

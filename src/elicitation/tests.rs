@@ -390,6 +390,29 @@ async fn policies_and_rate_limit_answer_without_prompts() {
     assert_eq!(rate::parse_duration("30m").unwrap().as_secs(), 1800);
 }
 
+/// Found while writing the fuzz targets: `Duration::from_secs_f64` panicked on these, so an
+/// `idleLimit` of "99999999999999999999h" stopped the whole configuration from applying.
+#[test]
+fn absurd_durations_are_capped_not_a_panic() {
+    assert_eq!(
+        parse_duration("99999999999999999999h").unwrap(),
+        MAX_DURATION
+    );
+    assert_eq!(parse_duration(&"9".repeat(400)).unwrap(), MAX_DURATION);
+    assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+    assert!(parse_duration("1e9").is_err());
+    assert_eq!(capped_secs(1e300), MAX_DURATION);
+    assert_eq!(capped_secs(f64::INFINITY), MAX_DURATION);
+    assert_eq!(capped_secs(f64::NAN), Duration::ZERO);
+    assert_eq!(capped_secs(-1.0), Duration::ZERO);
+    assert_eq!(capped_secs(2.5), Duration::from_millis(2500));
+    assert!(
+        std::time::Instant::now()
+            .checked_add(MAX_DURATION)
+            .is_some()
+    );
+}
+
 #[tokio::test]
 async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
     let script = Script::new(vec![json!({"selected": [1]}), json!({"selected": [0]})]);
