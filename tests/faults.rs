@@ -579,3 +579,39 @@ async fn env_files_that_are_not_small_regular_files_fail_their_server_without_bl
     );
     editor.shutdown_and_exit().await;
 }
+
+/// Absurdly long durations (a server `timeout` of 1e300 s, an `idleLimit` of 10^20 hours) mean
+/// "never" in practice: they are capped, not a panic in the configuration or in a call's
+/// deadline arithmetic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absurdly_long_durations_are_capped_not_fatal() {
+    let editor = in_process();
+    let mark = editor.mark();
+    let with_timeout = |seconds: f64| {
+        let mut def = demo_server("both", None);
+        def["timeout"] = json!(seconds);
+        def
+    };
+    editor
+        .initialize(
+            &[],
+            json!({
+                "servers": {"huge": with_timeout(1e300), "u64": with_timeout(1.8e19)},
+                "elicitation": {"idleLimit": "99999999999999999999h"},
+            }),
+            full_ui(),
+        )
+        .await;
+    for server in ["huge", "u64"] {
+        editor.wait_status(mark, server, "running").await;
+        let echo = call(&editor, server, "echo", json!({"text": server})).await;
+        assert_eq!(text_of(&echo), server);
+    }
+    // A question waits on the person under the (capped) idle limit; Escape still ends it.
+    let booking = start_call(&editor, "huge", "book_trip", json!({})).await;
+    let prompt = editor.next_prompt().await;
+    editor.respond(&prompt, Value::Null).await;
+    let booked = response_of(booking).await;
+    assert_eq!(structured(&booked["result"]), json!({"action": "cancel"}));
+    editor.shutdown_and_exit().await;
+}
