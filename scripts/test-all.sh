@@ -43,6 +43,9 @@ interop() {
   scripts/interop-matrix.py
   # The fixtures themselves, checked against the Python SDK's own client in both eras.
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
+  # The benchmarks' smoke run with the SDK peers (a handful of each series; reports, never
+  # gates on timings, but fails on a wrong, lost or misrouted answer).
+  cargo test --locked --bench sidecar
 }
 
 conformance() {
