@@ -1227,13 +1227,7 @@ async fn python_sdk_progress_and_logging_over_http_legacy_era() {
 /// sidecar's requests carry `_meta["io.modelcontextprotocol/logLevel"]`).
 async fn python_progress_and_logging_over_http(pin: Option<&str>) {
     let (_server, _dir, editor) = python_progress_over_http(pin).await;
-    let logs = editor.mark();
-    let result = call(&editor, "py", "log_levels", json!({})).await;
-    assert_eq!(
-        structured(&result)["logged"],
-        json!(["debug", "info", "warning", "error"])
-    );
-    expect_fixture_logs(&editor, logs, "py").await;
+    expect_log_levels(&editor, "py").await;
     editor.shutdown_and_exit().await;
 }
 
@@ -1287,20 +1281,7 @@ async fn server_everything_url_elicitation_over_http() {
         "trigger-url-elicitation",
         json!({"url": url, "errorPath": true}),
     );
-    let consent = editor.next_prompt().await;
-    assert!(
-        consent["params"]["items"][0]["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("https://modelcontextprotocol.io"),
-        "{consent}"
-    );
-    editor.respond(&consent, json!({"selected": [0]})).await;
-    let open = editor.next_request("window/showDocument").await;
-    editor.respond(&open, json!({"success": true})).await;
-    let retry = editor.next_prompt().await;
-    assert_eq!(retry["params"]["items"][0]["label"], "Retry now", "{retry}");
-    editor.respond(&retry, json!({"selected": [0]})).await;
+    consent_to_url_and_retry_now(&editor).await;
     editor
         .answer_prompts(&[(PICK, json!({"selected": [2]}))])
         .await;

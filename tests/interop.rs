@@ -320,20 +320,7 @@ async fn server_everything_url_elicitation_request_and_error_paths() {
         "trigger-url-elicitation",
         json!({"url": url, "errorPath": true}),
     );
-    let consent = editor.next_prompt().await;
-    assert!(
-        consent["params"]["items"][0]["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("https://modelcontextprotocol.io"),
-        "{consent}"
-    );
-    editor.respond(&consent, json!({"selected": [0]})).await;
-    let open = editor.next_request("window/showDocument").await;
-    editor.respond(&open, json!({"success": true})).await;
-    let retry = editor.next_prompt().await;
-    assert_eq!(retry["params"]["items"][0]["label"], "Retry now");
-    editor.respond(&retry, json!({"selected": [0]})).await;
+    consent_to_url_and_retry_now(&editor).await;
     editor
         .answer_prompts(&[(PICK, json!({"selected": [2]}))])
         .await;
@@ -610,13 +597,7 @@ async fn python_sdk_progress_and_logging_legacy_era() {
     let editor = python_progress("legacy").await;
     // Legacy servers log at every level unless told otherwise (the sidecar sends no
     // logging/setLevel).
-    let logs = editor.mark();
-    let result = call(&editor, "py", "log_levels", json!({})).await;
-    assert_eq!(
-        structured(&result)["logged"],
-        json!(["debug", "info", "warning", "error"])
-    );
-    expect_fixture_logs(&editor, logs, "py").await;
+    expect_log_levels(&editor, "py").await;
     editor.shutdown_and_exit().await;
 }
 
@@ -626,13 +607,7 @@ async fn python_sdk_progress_and_logging_legacy_era() {
 #[ignore = "needs peers: scripts/install-peers.sh"]
 async fn python_sdk_progress_and_logging_modern_era() {
     let editor = python_progress("modern").await;
-    let logs = editor.mark();
-    let result = call(&editor, "py", "log_levels", json!({})).await;
-    assert_eq!(
-        structured(&result)["logged"],
-        json!(["debug", "info", "warning", "error"])
-    );
-    expect_fixture_logs(&editor, logs, "py").await;
+    expect_log_levels(&editor, "py").await;
     editor.shutdown_and_exit().await;
 }
 

@@ -524,3 +524,34 @@ pub async fn expect_fixture_logs(editor: &TestEditor, mark: usize, server: &str)
         assert_eq!(shown["type"], lsp_type, "{shown}");
     }
 }
+
+/// Calls the Python fixture's `log_levels` on `server` and expects each of its messages in the
+/// editor's log.
+pub async fn expect_log_levels(editor: &TestEditor, server: &str) {
+    let logs = editor.mark();
+    let result = call(editor, server, "log_levels", json!({})).await;
+    assert_eq!(
+        structured(&result)["logged"],
+        json!(["debug", "info", "warning", "error"])
+    );
+    expect_fixture_logs(editor, logs, server).await;
+}
+
+/// server-everything's URL elicitation error path (-32042) as the editor sees it: consent for
+/// the prerequisite URL (accepted), the browser opened, then "Retry now" (chosen).
+pub async fn consent_to_url_and_retry_now(editor: &TestEditor) {
+    let consent = editor.next_prompt().await;
+    assert!(
+        consent["params"]["items"][0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://modelcontextprotocol.io"),
+        "{consent}"
+    );
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    editor.respond(&open, json!({"success": true})).await;
+    let retry = editor.next_prompt().await;
+    assert_eq!(retry["params"]["items"][0]["label"], "Retry now", "{retry}");
+    editor.respond(&retry, json!({"selected": [0]})).await;
+}
