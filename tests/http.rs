@@ -1155,10 +1155,8 @@ async fn python_sdk_sampling_over_http_legacy_era() {
     python_sampling_over_http(Some("2025-11-25")).await;
 }
 
-/// `progress_steps` and `log_levels` of the client-features fixture over HTTP: progress rides
-/// the call's SSE stream in both eras; logs only in the legacy era (2026-07-28 servers log only
-/// for requests that opt in with `_meta["io.modelcontextprotocol/logLevel"]`, which the sidecar
-/// does not send; see docs/interop-matrix.md).
+/// `progress_steps` of the client-features fixture over HTTP: progress rides the call's SSE
+/// stream in both eras.
 async fn python_progress_over_http(
     pin: Option<&str>,
 ) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
@@ -1179,35 +1177,7 @@ async fn python_progress_over_http(
         pin.unwrap_or("2026-07-28"),
         "{status}"
     );
-    let (response, progress) = call_with_progress(
-        &editor,
-        "py",
-        "progress_steps",
-        json!({"steps": 3, "pause": 0.1}),
-        "py-http",
-    )
-    .await;
-    assert_eq!(
-        structured(&response["result"]),
-        json!({"steps": 3}),
-        "{response}"
-    );
-    let reports: Vec<&str> = progress
-        .iter()
-        .filter(|p| p["kind"] == "report")
-        .filter_map(|p| p["message"].as_str())
-        .collect();
-    assert_eq!(
-        reports,
-        [
-            "step 1 of 3 (33%)",
-            "step 2 of 3 (67%)",
-            "step 3 of 3 (100%)"
-        ],
-        "{progress:?}"
-    );
-    assert_eq!(progress[0]["kind"], "begin", "{progress:?}");
-    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
+    expect_fixture_progress(&editor, "py", "py-http").await;
     (server, dir, editor)
 }
 

@@ -555,3 +555,52 @@ pub async fn consent_to_url_and_retry_now(editor: &TestEditor) {
     assert_eq!(retry["params"]["items"][0]["label"], "Retry now", "{retry}");
     editor.respond(&retry, json!({"selected": [0]})).await;
 }
+
+/// `progress_steps {steps: 3}` with a work-done token: begin, one report per MCP progress
+/// notification (the message and the percentage in its text), end.
+pub async fn expect_fixture_progress(editor: &TestEditor, server: &str, token: &str) {
+    let (response, progress) = call_with_progress(
+        editor,
+        server,
+        "progress_steps",
+        json!({"steps": 3, "pause": 0.1}),
+        token,
+    )
+    .await;
+    assert_eq!(
+        structured(&response["result"]),
+        json!({"steps": 3}),
+        "{response}"
+    );
+    assert_eq!(progress.first().unwrap()["kind"], "begin", "{progress:?}");
+    assert_eq!(
+        progress[0]["title"],
+        format!("{server}: progress_steps"),
+        "{progress:?}"
+    );
+    let reports: Vec<&str> = progress
+        .iter()
+        .filter(|p| p["kind"] == "report")
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            "step 1 of 3 (33%)",
+            "step 2 of 3 (67%)",
+            "step 3 of 3 (100%)"
+        ],
+        "{progress:?}"
+    );
+    let percentages: Vec<_> = progress
+        .iter()
+        .filter(|p| p["kind"] == "report")
+        .map(|p| p["percentage"].clone())
+        .collect();
+    assert_eq!(
+        percentages,
+        [json!(33), json!(67), json!(100)],
+        "{progress:?}"
+    );
+    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
+}
