@@ -250,10 +250,18 @@ async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
     let pid: i32 = text_of(&call(&editor, "crashy", "pid", json!({})).await)
         .parse()
         .unwrap();
+    let mark = editor.mark();
     let blocked = start_call(&editor, "crashy", "block", json!({})).await;
     let slow = start_call(&editor, "other", "sleep", json!({"seconds": 1.5})).await;
-    // Let the call reach the server.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The server says it has the call (a log line), then it is killed.
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("[crashy]") && m.contains("blocking forever"))
+        })
+        .await;
     let mark = editor.mark();
     let killed = Instant::now();
     // SAFETY: kill(2) on a process this test started (through the sidecar) and still owns.
