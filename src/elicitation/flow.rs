@@ -110,11 +110,7 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                 ..Default::default()
             })
             .await;
-        let choice = match picked {
-            Some(QuickPickResult::Selected { selected }) => selected.first().copied(),
-            _ => None,
-        };
-        match choice {
+        match picked.as_ref().and_then(QuickPickResult::first) {
             Some(0) => match validate(schema, &content) {
                 Ok(()) => return Outcome::Accept(Some(content)),
                 Err(e) => problem = Some(e),

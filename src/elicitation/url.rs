@@ -78,11 +78,7 @@ pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> O
                 ..Default::default()
             })
             .await;
-        let choice = match picked {
-            Some(QuickPickResult::Selected { selected }) => selected.first().copied(),
-            _ => None,
-        };
-        match choice {
+        match picked.as_ref().and_then(QuickPickResult::first) {
             Some(0) => {
                 if ui.open_external(raw.to_string()).await {
                     return Outcome::Accept(None);

@@ -245,11 +245,8 @@ async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Va
                 })
                 .await
                 .map_err(to_lsp)?;
-            match picked {
-                Some(QuickPickResult::Selected { selected }) => match selected.first() {
-                    Some(&i) if i < servers.len() => servers[i].status.name.clone(),
-                    _ => return Ok(Value::Null),
-                },
+            match picked.as_ref().and_then(QuickPickResult::first) {
+                Some(i) if i < servers.len() => servers[i].status.name.clone(),
                 _ => return Ok(Value::Null),
             }
         }

@@ -165,6 +165,16 @@ pub enum QuickPickResult {
     Back { back: bool },
 }
 
+impl QuickPickResult {
+    /// The first chosen item's index (`None` for Back or nothing chosen).
+    pub fn first(&self) -> Option<usize> {
+        match self {
+            QuickPickResult::Selected { selected } => selected.first().copied(),
+            QuickPickResult::Back { .. } => None,
+        }
+    }
+}
+
 /// `mcp-sidecar/editDraft` kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -205,12 +205,9 @@ impl Task {
             .await
             .ok()
             .flatten();
-        match picked {
-            Some(QuickPickResult::Selected { selected }) => match selected.first() {
-                Some(0) => Some(true),
-                Some(1) => Some(false),
-                _ => None,
-            },
+        match picked.as_ref().and_then(QuickPickResult::first) {
+            Some(0) => Some(true),
+            Some(1) => Some(false),
             _ => None,
         }
     }

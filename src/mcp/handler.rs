@@ -181,7 +181,7 @@ impl Handler {
         });
         let retry = tokio::select! {
             _ = completed => true,
-            answer = asked => matches!(answer, Some(QuickPickResult::Selected { selected }) if selected.first() == Some(&0)),
+            answer = asked => answer.as_ref().and_then(QuickPickResult::first) == Some(0),
         };
         for id in &ids {
             self.host.forget_completion(&self.server, id);
