@@ -2,9 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::{ConfigError, Layer, Source};
+use super::{ConfigError, Layer, Scope};
 
 /// Where the person's own file lives, if a home or XDG directory is known.
 pub fn user_config_path() -> Option<PathBuf> {
@@ -22,23 +20,6 @@ impl UserFile {
     /// Reads the file; a missing file is an empty layer, an unreadable or malformed one an error
     /// naming the file, line and column.
     pub fn load(path: &Path) -> Result<Option<Layer>, ConfigError> {
-        let source = Source::File(path.display().to_string());
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(ConfigError {
-                    origin: source,
-                    server: None,
-                    message: format!("cannot read the file: {e}"),
-                });
-            }
-        };
-        let value: Value = super::workspace::parse_jsonc(&text).map_err(|message| ConfigError {
-            origin: source.clone(),
-            server: None,
-            message,
-        })?;
-        Ok(Some(Layer::new(source, value)))
+        super::workspace::read(path, Scope::User, None)
     }
 }
