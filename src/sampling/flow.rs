@@ -9,7 +9,7 @@ use super::draft::{self, RequestChoices};
 use super::provider::Provider;
 use super::types::{Block, CreateMessageParams, CreateMessageResult, Role};
 use super::{Policy, Refusal, Sessions, Settings, audit, models};
-use crate::lsp::ext::{DraftKind, EditDraftParams, EditDraftResult};
+use crate::lsp::ext::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
 use crate::ui::{Level, Prompter};
 
 pub struct Exchange<'a> {
@@ -153,37 +153,14 @@ impl Exchange<'_> {
         request: &CreateMessageParams,
         choices: &RequestChoices,
     ) -> Result<(CreateMessageParams, RequestChoices), Refusal> {
-        let mut text = draft::render_request(self.server, request, choices);
-        let mut problems = Vec::new();
-        loop {
-            let answer = self
-                .ask(
-                    DraftKind::SamplingRequest,
-                    format!("{} wants a model answer", self.server),
-                    &text,
-                    problems,
-                )
-                .await;
-            match answer {
-                Some(EditDraftResult::Accept { text: edited }) => {
-                    match draft::parse_request(&edited) {
-                        Ok(parsed) => return Ok(parsed),
-                        Err(found) => {
-                            problems = found;
-                            text = edited;
-                        }
-                    }
-                }
-                Some(EditDraftResult::Reject) => {
-                    return Err(Refusal::Person("the person rejected the request".into()));
-                }
-                None => {
-                    return Err(Refusal::Person(
-                        "the person closed the request draft".into(),
-                    ));
-                }
-            }
-        }
+        self.review(
+            DraftKind::SamplingRequest,
+            format!("{} wants a model answer", self.server),
+            draft::render_request(self.server, request, choices),
+            draft::parse_request,
+            "request",
+        )
+        .await
     }
 
     async fn review_answer(
@@ -191,31 +168,44 @@ impl Exchange<'_> {
         result: &CreateMessageResult,
         note: Option<&str>,
     ) -> Result<CreateMessageResult, Refusal> {
-        let mut text = draft::render_response(self.server, result, note);
+        self.review(
+            DraftKind::SamplingResponse,
+            format!("Answer for {}", self.server),
+            draft::render_response(self.server, result, note),
+            draft::parse_response,
+            "answer",
+        )
+        .await
+    }
+
+    /// Shows a draft until the person accepts one that parses (re-opened with its problems
+    /// otherwise), rejects it, or closes it.
+    async fn review<T>(
+        &self,
+        kind: DraftKind,
+        title: String,
+        mut text: String,
+        parse: impl Fn(&str) -> Result<T, Vec<DraftProblem>>,
+        what: &str,
+    ) -> Result<T, Refusal> {
         let mut problems = Vec::new();
         loop {
-            let answer = self
-                .ask(
-                    DraftKind::SamplingResponse,
-                    format!("Answer for {}", self.server),
-                    &text,
-                    problems,
-                )
-                .await;
-            match answer {
-                Some(EditDraftResult::Accept { text: edited }) => {
-                    match draft::parse_response(&edited) {
-                        Ok(parsed) => return Ok(parsed),
-                        Err(found) => {
-                            problems = found;
-                            text = edited;
-                        }
+            match self.ask(kind, title.clone(), &text, problems).await {
+                Some(EditDraftResult::Accept { text: edited }) => match parse(&edited) {
+                    Ok(parsed) => return Ok(parsed),
+                    Err(found) => {
+                        problems = found;
+                        text = edited;
                     }
-                }
+                },
                 Some(EditDraftResult::Reject) => {
-                    return Err(Refusal::Person("the person rejected the answer".into()));
+                    return Err(Refusal::Person(format!("the person rejected the {what}")));
                 }
-                None => return Err(Refusal::Person("the person closed the answer draft".into())),
+                None => {
+                    return Err(Refusal::Person(format!(
+                        "the person closed the {what} draft"
+                    )));
+                }
             }
         }
     }
@@ -225,7 +215,7 @@ impl Exchange<'_> {
         kind: DraftKind,
         title: String,
         text: &str,
-        problems: Vec<crate::lsp::ext::DraftProblem>,
+        problems: Vec<DraftProblem>,
     ) -> Option<EditDraftResult> {
         if !self.ui.capabilities().edit_draft {
             self.ui.show_message(
