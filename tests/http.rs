@@ -931,10 +931,16 @@ async fn server_everything_over_streamable_http() {
     editor.shutdown_and_exit().await;
 }
 
-async fn python_roots_over_http(pin: Option<&str>) {
+/// A Python fixture served over Streamable HTTP and a fresh editor connected to it as "py"
+/// (pinned to `pin`, else negotiated, which is 2026-07-28), running with that revision.
+async fn python_session_over_http(
+    fixture_file: &str,
+    pin: Option<&str>,
+    folders: &[(&std::path::Path, &str)],
+    editor_caps: Value,
+) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
     let port = closed_port();
-    let (_server, _dir) = python_over_http("roots_server.py", port).await;
-    let folder = tempfile::tempdir().unwrap();
+    let (server, dir) = python_over_http(fixture_file, port).await;
     let editor = in_process();
     let mark = editor.mark();
     let mut def = json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")});
@@ -942,11 +948,7 @@ async fn python_roots_over_http(pin: Option<&str>) {
         def["protocolVersion"] = json!(pin);
     }
     editor
-        .initialize(
-            &[(folder.path(), "a")],
-            json!({"servers": {"py": def}}),
-            json!({}),
-        )
+        .initialize(folders, json!({"servers": {"py": def}}), editor_caps)
         .await;
     let status = editor.wait_status(mark, "py", "running").await;
     assert_eq!(
@@ -954,6 +956,13 @@ async fn python_roots_over_http(pin: Option<&str>) {
         pin.unwrap_or("2026-07-28"),
         "{status}"
     );
+    (server, dir, editor)
+}
+
+async fn python_roots_over_http(pin: Option<&str>) {
+    let folder = tempfile::tempdir().unwrap();
+    let (_server, _dir, editor) =
+        python_session_over_http("roots_server.py", pin, &[(folder.path(), "a")], json!({})).await;
     // Modern: roots through an MRTR round (input_required in the POST's answer, then a retry);
     // legacy: a roots/list request on the call's SSE stream, answered by POST.
     let shown = structured(&call(&editor, "py", "show_roots", json!({})).await);
@@ -1010,18 +1019,8 @@ async fn python_sdk_over_http_pinned_to_legacy() {
 }
 
 async fn python_elicitation_over_http(pin: Option<&str>) {
-    let port = closed_port();
-    let (_server, _dir) = python_over_http("client_features_server.py", port).await;
-    let editor = in_process();
-    let mark = editor.mark();
-    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
-    if let Some(pin) = pin {
-        def["protocolVersion"] = json!(pin);
-    }
-    editor
-        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
-        .await;
-    editor.wait_status(mark, "py", "running").await;
+    let (_server, _dir, editor) =
+        python_session_over_http("client_features_server.py", pin, &[], full_ui()).await;
     let pending = spawn_call(&editor, "py", "elicit_form", json!({}));
     let shown = editor
         .answer_prompts(&[
@@ -1081,23 +1080,8 @@ async fn python_sdk_elicitation_over_http_legacy_era() {
 }
 
 async fn python_sampling_over_http(pin: Option<&str>) {
-    let port = closed_port();
-    let (_server, _dir) = python_over_http("client_features_server.py", port).await;
-    let editor = in_process();
-    let mark = editor.mark();
-    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
-    if let Some(pin) = pin {
-        def["protocolVersion"] = json!(pin);
-    }
-    editor
-        .initialize(&[], json!({"servers": {"py": def}}), full_ui())
-        .await;
-    let status = editor.wait_status(mark, "py", "running").await;
-    assert_eq!(
-        status["protocolVersion"],
-        pin.unwrap_or("2026-07-28"),
-        "{status}"
-    );
+    let (_server, _dir, editor) =
+        python_session_over_http("client_features_server.py", pin, &[], full_ui()).await;
     // Both drafts: the request (edited), then the person's answer.
     let pending = spawn_call(&editor, "py", "sample", json!({}));
     let request = editor.next_prompt().await;
@@ -1160,25 +1144,9 @@ async fn python_sdk_sampling_over_http_legacy_era() {
 async fn python_progress_over_http(
     pin: Option<&str>,
 ) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
-    let port = closed_port();
-    let (server, dir) = python_over_http("client_features_server.py", port).await;
-    let editor = in_process();
-    let mark = editor.mark();
-    let mut def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
-    if let Some(pin) = pin {
-        def["protocolVersion"] = json!(pin);
-    }
-    editor
-        .initialize(&[], json!({"servers": {"py": def}}), json!({}))
-        .await;
-    let status = editor.wait_status(mark, "py", "running").await;
-    assert_eq!(
-        status["protocolVersion"],
-        pin.unwrap_or("2026-07-28"),
-        "{status}"
-    );
-    expect_fixture_progress(&editor, "py", "py-http").await;
-    (server, dir, editor)
+    let session = python_session_over_http("client_features_server.py", pin, &[], json!({})).await;
+    expect_fixture_progress(&session.2, "py", "py-http").await;
+    session
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
