@@ -47,14 +47,7 @@ async fn the_demo_booking_form_in_both_eras() {
     }))
     .await;
     for server in ["legacy", "modern"] {
-        let call = {
-            let editor = editor.clone();
-            tokio::spawn(async move {
-                editor
-                    .command("mcp-sidecar.callTool", json!({"server": server, "tool": "book_trip", "arguments": {"destination": "Oslo"}}))
-                    .await
-            })
-        };
+        let call = spawn_call(&editor, server, "book_trip", json!({"destination": "Oslo"}));
         let shown = editor.answer_prompts(&booking_script()).await;
         let result = call.await.unwrap();
         assert_eq!(
@@ -99,14 +92,7 @@ async fn decline_and_cancel_reach_the_server_as_such() {
     .await;
     for server in ["legacy", "modern"] {
         let call = |editor: std::sync::Arc<TestEditor>| {
-            tokio::spawn(async move {
-                editor
-                    .command(
-                        "mcp-sidecar.callTool",
-                        json!({"server": server, "tool": "book_trip", "arguments": {}}),
-                    )
-                    .await
-            })
+            spawn_call(&editor, server, "book_trip", json!({}))
         };
         // Escape on the first prompt: cancel.
         let pending = call(editor.clone());
@@ -142,17 +128,7 @@ async fn url_mode_asks_consent_then_opens_externally() {
     )
     .await;
     for server in ["legacy", "modern"] {
-        let call = {
-            let editor = editor.clone();
-            tokio::spawn(async move {
-                editor
-                    .command(
-                        "mcp-sidecar.callTool",
-                        json!({"server": server, "tool": "login", "arguments": {}}),
-                    )
-                    .await
-            })
-        };
+        let call = spawn_call(&editor, server, "login", json!({}));
         let mark = editor.mark();
         let consent = editor.next_prompt().await;
         assert_eq!(consent["method"], PICK);
@@ -293,17 +269,7 @@ async fn unsupported_forms_are_refused_clearly_in_both_eras() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_tool_arguments_are_asked_with_the_same_flow() {
     let editor = start(json!({"demo": demo_server("both", None)})).await;
-    let call = {
-        let editor = editor.clone();
-        tokio::spawn(async move {
-            editor
-                .command(
-                    "mcp-sidecar.callTool",
-                    json!({"server": "demo", "tool": "add"}),
-                )
-                .await
-        })
-    };
+    let call = spawn_call(&editor, "demo", "add", Value::Null);
     let shown = editor
         .answer_prompts(&[
             (INPUT, json!({"value": "x"})),
@@ -321,17 +287,7 @@ async fn missing_tool_arguments_are_asked_with_the_same_flow() {
     let result = call.await.unwrap();
     assert_eq!(structured(&result), json!({"sum": 42.5}));
     // Declining the arguments does not call the tool.
-    let call = {
-        let editor = editor.clone();
-        tokio::spawn(async move {
-            editor
-                .command_response(
-                    "mcp-sidecar.callTool",
-                    json!({"server": "demo", "tool": "echo"}),
-                )
-                .await
-        })
-    };
+    let call = spawn_call_response(&editor, "demo", "echo", Value::Null);
     editor
         .answer_prompts(&[
             (INPUT, json!({"value": "hi"})),
@@ -348,17 +304,7 @@ async fn missing_tool_arguments_are_asked_with_the_same_flow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completion_notification_retries_the_blocked_call() {
     let editor = start(json!({"legacy": python("bad/odd_forms.py", &["--era", "legacy"])})).await;
-    let call = {
-        let editor = editor.clone();
-        tokio::spawn(async move {
-            editor
-                .command(
-                    "mcp-sidecar.callTool",
-                    json!({"server": "legacy", "tool": "needs_browser", "arguments": {}}),
-                )
-                .await
-        })
-    };
+    let call = spawn_call(&editor, "legacy", "needs_browser", json!({}));
     editor
         .answer_prompts(&[(PICK, json!({"selected": [0]}))])
         .await;
@@ -394,16 +340,8 @@ async fn human_time_does_not_count_but_abandoned_prompts_end() {
         )
         .await;
     editor.wait_status(mark, "demo", "running").await;
-    let call = |editor: std::sync::Arc<TestEditor>| {
-        tokio::spawn(async move {
-            editor
-                .command(
-                    "mcp-sidecar.callTool",
-                    json!({"server": "demo", "tool": "book_trip", "arguments": {}}),
-                )
-                .await
-        })
-    };
+    let call =
+        |editor: std::sync::Arc<TestEditor>| spawn_call(&editor, "demo", "book_trip", json!({}));
     let pending = call(editor.clone());
     let first = editor.next_prompt().await;
     tokio::time::sleep(Duration::from_millis(1200)).await; // longer than the server's timeout

@@ -16,17 +16,6 @@ use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-fn spawn_call(
-    editor: &std::sync::Arc<TestEditor>,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-) -> tokio::task::JoinHandle<Value> {
-    let editor = editor.clone();
-    let arg = json!({"server": server, "tool": tool, "arguments": arguments});
-    tokio::spawn(async move { editor.command_response("mcp-sidecar.callTool", arg).await })
-}
-
 async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {
     editor
         .command("mcp-sidecar.listTools", json!({"server": server}))
@@ -818,7 +807,7 @@ async fn server_everything_over_streamable_http() {
             .contains(&"trigger-elicitation-request".to_owned())
     })
     .await;
-    let pending = spawn_call(
+    let pending = spawn_call_response(
         &editor,
         "everything",
         "trigger-elicitation-request",
@@ -863,7 +852,7 @@ async fn server_everything_over_streamable_http() {
             .contains(&"trigger-sampling-request".to_owned())
     })
     .await;
-    let pending = spawn_call(
+    let pending = spawn_call_response(
         &editor,
         "everything",
         "trigger-sampling-request",
@@ -896,7 +885,7 @@ async fn server_everything_over_streamable_http() {
 
     // The server goes away mid-call: the call fails at once as serverGone, the status says why,
     // and the supervisor tries again.
-    let pending = spawn_call(
+    let pending = spawn_call_response(
         &editor,
         "everything",
         "trigger-long-running-operation",
@@ -1021,7 +1010,7 @@ async fn python_sdk_over_http_pinned_to_legacy() {
 async fn python_elicitation_over_http(pin: Option<&str>) {
     let (_server, _dir, editor) =
         python_session_over_http("client_features_server.py", pin, &[], full_ui()).await;
-    let pending = spawn_call(&editor, "py", "elicit_form", json!({}));
+    let pending = spawn_call_response(&editor, "py", "elicit_form", json!({}));
     let shown = editor
         .answer_prompts(&[
             (INPUT, json!({"value": "Ann"})),
@@ -1044,7 +1033,7 @@ async fn python_elicitation_over_http(pin: Option<&str>) {
         "{pin:?}: {response}"
     );
     // URL mode: consent, open, accept.
-    let pending = spawn_call(&editor, "py", "elicit_url", json!({}));
+    let pending = spawn_call_response(&editor, "py", "elicit_url", json!({}));
     let consent = editor.next_prompt().await;
     assert_eq!(consent["method"], PICK, "{consent}");
     assert_eq!(
@@ -1083,7 +1072,7 @@ async fn python_sampling_over_http(pin: Option<&str>) {
     let (_server, _dir, editor) =
         python_session_over_http("client_features_server.py", pin, &[], full_ui()).await;
     // Both drafts: the request (edited), then the person's answer.
-    let pending = spawn_call(&editor, "py", "sample", json!({}));
+    let pending = spawn_call_response(&editor, "py", "sample", json!({}));
     let request = editor.next_prompt().await;
     assert_eq!(request["params"]["kind"], "samplingRequest", "{request}");
     let text = request["params"]["text"].as_str().unwrap();
@@ -1111,7 +1100,7 @@ async fn python_sampling_over_http(pin: Option<&str>) {
         "{pin:?}: {response}"
     );
     // Reject: a legacy server gets error -1 (and says so); a 2026-07-28 call ends without a retry.
-    let pending = spawn_call(&editor, "py", "sample", json!({}));
+    let pending = spawn_call_response(&editor, "py", "sample", json!({}));
     let request = editor.next_prompt().await;
     editor.respond(&request, json!({"action": "reject"})).await;
     let response = pending.await.unwrap();
@@ -1193,7 +1182,7 @@ async fn server_everything_url_elicitation_over_http() {
     })
     .await;
     let url = "https://example.com/verify?x=1";
-    let pending = spawn_call(
+    let pending = spawn_call_response(
         &editor,
         "everything",
         "trigger-url-elicitation",
@@ -1213,7 +1202,7 @@ async fn server_everything_url_elicitation_over_http() {
     );
     // Error path: -32042 → consent for the server's URL → "Retry now" → the retried call asks
     // by request; declined this time.
-    let pending = spawn_call(
+    let pending = spawn_call_response(
         &editor,
         "everything",
         "trigger-url-elicitation",

@@ -231,17 +231,6 @@ async fn everything_with_ui() -> std::sync::Arc<TestEditor> {
     editor
 }
 
-fn spawn_call(
-    editor: &std::sync::Arc<TestEditor>,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-) -> tokio::task::JoinHandle<Value> {
-    let editor = editor.clone();
-    let arg = json!({"server": server, "tool": tool, "arguments": arguments});
-    tokio::spawn(async move { editor.command("mcp-sidecar.callTool", arg).await })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
 async fn server_everything_big_mixed_form() {

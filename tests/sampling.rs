@@ -30,9 +30,7 @@ fn call(
     server: &str,
     tool: &str,
 ) -> tokio::task::JoinHandle<Value> {
-    let editor = editor.clone();
-    let arg = json!({"server": server, "tool": tool, "arguments": {}});
-    tokio::spawn(async move { editor.command_response("mcp-sidecar.callTool", arg).await })
+    spawn_call_response(editor, server, tool, json!({}))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -604,3 +604,36 @@ pub async fn expect_fixture_progress(editor: &TestEditor, server: &str, token: &
     );
     assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
 }
+
+fn call_arg(server: &str, tool: &str, arguments: Value) -> Value {
+    let mut arg = json!({"server": server, "tool": tool});
+    if !arguments.is_null() {
+        arg["arguments"] = arguments;
+    }
+    arg
+}
+
+/// `mcp-sidecar.callTool` in its own task; the task ends with the command's result. `Null`
+/// arguments are left out (the sidecar then asks for them).
+pub fn spawn_call(
+    editor: &Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let arg = call_arg(server, tool, arguments);
+    tokio::spawn(async move { editor.command("mcp-sidecar.callTool", arg).await })
+}
+
+/// As [`spawn_call`], but the task ends with the whole response (result or error).
+pub fn spawn_call_response(
+    editor: &Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let arg = call_arg(server, tool, arguments);
+    tokio::spawn(async move { editor.command_response("mcp-sidecar.callTool", arg).await })
+}
