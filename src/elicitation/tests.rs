@@ -413,15 +413,14 @@ fn absurd_durations_are_capped_not_a_panic() {
     );
 }
 
-#[tokio::test]
-async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
-    let script = Script::new(vec![json!({"selected": [1]}), json!({"selected": [0]})]);
+/// A URL question from server "s" under the default settings and the `ask` policy.
+async fn ask_url(script: &Script, message: &str, url: &str) -> Outcome {
     let request = Request::Url {
-        message: "Sign in".into(),
-        url: "http://xn--exmple-cua.com/login".into(),
+        message: message.into(),
+        url: url.into(),
     };
-    let out = elicit(
-        &script,
+    elicit(
+        script,
         "s",
         Policy::Ask,
         &Settings::default(),
@@ -429,7 +428,13 @@ async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
         &request,
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
+    let script = Script::new(vec![json!({"selected": [1]}), json!({"selected": [0]})]);
+    let out = ask_url(&script, "Sign in", "http://xn--exmple-cua.com/login").await;
     assert_eq!(out, Outcome::Accept(None));
     assert_eq!(
         *script.clipboard.lock().unwrap(),
@@ -460,20 +465,7 @@ async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
     );
     // Decline and Cancel, and nothing opened.
     let script = Script::new(vec![json!({"selected": [2]})]);
-    let request = Request::Url {
-        message: "m".into(),
-        url: "https://10.0.0.1/x".into(),
-    };
-    let out = elicit(
-        &script,
-        "s",
-        Policy::Ask,
-        &Settings::default(),
-        &RateLimiter::default(),
-        &request,
-    )
-    .await
-    .unwrap();
+    let out = ask_url(&script, "m", "https://10.0.0.1/x").await;
     assert_eq!(out, Outcome::Decline);
     assert!(script.opened.lock().unwrap().is_empty());
     assert!(
@@ -483,20 +475,7 @@ async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
             .contains("raw IP")
     );
     let script = Script::new(vec![]);
-    let request = Request::Url {
-        message: "m".into(),
-        url: "javascript:alert(1)".into(),
-    };
-    let out = elicit(
-        &script,
-        "s",
-        Policy::Ask,
-        &Settings::default(),
-        &RateLimiter::default(),
-        &request,
-    )
-    .await
-    .unwrap();
+    let out = ask_url(&script, "m", "javascript:alert(1)").await;
     assert_eq!(out, Outcome::Decline);
 }
 
