@@ -573,10 +573,8 @@ async fn server_everything_roots_update_progress_and_logging() {
     editor.shutdown_and_exit().await;
 }
 
-/// The built-in demo server's plain tools in both eras: listed, called, a tool error kept as an
-/// `isError` result. Needs no peers (it backs the demo rows of docs/interop-matrix.md).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn demo_server_tools_in_both_eras() {
+/// An editor with two demo servers, "legacy" pinned to 2025-11-25 and "modern" to 2026-07-28.
+async fn demo_pair() -> (std::sync::Arc<TestEditor>, usize) {
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -589,6 +587,14 @@ async fn demo_server_tools_in_both_eras() {
             json!({}),
         )
         .await;
+    (editor, mark)
+}
+
+/// The built-in demo server's plain tools in both eras: listed, called, a tool error kept as an
+/// `isError` result. Needs no peers (it backs the demo rows of docs/interop-matrix.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_server_tools_in_both_eras() {
+    let (editor, mark) = demo_pair().await;
     for (server, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
         let status = editor.wait_status(mark, server, "running").await;
         assert_eq!(status["protocolVersion"], version, "{status}");
@@ -635,18 +641,7 @@ async fn demo_server_tools_in_both_eras() {
 /// asks for it). Needs no peers (it backs the demo rows of docs/interop-matrix.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_server_progress_and_logging_in_both_eras() {
-    let editor = in_process();
-    let mark = editor.mark();
-    editor
-        .initialize(
-            &[],
-            json!({"servers": {
-                "legacy": demo_server("both", Some("2025-11-25")),
-                "modern": demo_server("both", Some("2026-07-28")),
-            }}),
-            json!({}),
-        )
-        .await;
+    let (editor, mark) = demo_pair().await;
     for server in ["legacy", "modern"] {
         editor.wait_status(mark, server, "running").await;
         let logs = editor.mark();
