@@ -38,6 +38,26 @@ fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
     }
 }
 
+/// The sidecar logging to `log` at info level, its stderr captured (it must stay empty).
+fn spawn_logging_sidecar(
+    config_home: &std::path::Path,
+    log: &std::path::Path,
+) -> (Child, Arc<TestEditor>) {
+    let mut child = Command::new(sidecar_bin())
+        .args(["lsp", "--log-file"])
+        .arg(log)
+        .args(["--log-level", "info"])
+        .env("XDG_CONFIG_HOME", config_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    (child, editor)
+}
+
 /// Processes whose parent is `pid` (from /proc).
 fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
@@ -294,18 +314,7 @@ async fn the_users_own_file_is_read_and_named_as_the_source() {
 async fn logs_go_to_the_log_file_with_each_servers_stderr() {
     let home = tempfile::tempdir().unwrap();
     let log = home.path().join("sidecar.log");
-    let mut child = Command::new(sidecar_bin())
-        .args(["lsp", "--log-file"])
-        .arg(&log)
-        .args(["--log-level", "info"])
-        .env("XDG_CONFIG_HOME", home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, editor) = spawn_logging_sidecar(home.path(), &log);
     let mark = editor.mark();
     let exits = json!({"command": "python3", "args": [fixture("bad/exits.py")]});
     editor
@@ -378,18 +387,7 @@ async fn malformed_lines_from_a_server_get_clear_errors_and_nothing_else_breaks(
     const PROMPT: Duration = Duration::from_secs(2);
     let home = tempfile::tempdir().unwrap();
     let log = home.path().join("sidecar.log");
-    let mut child = Command::new(sidecar_bin())
-        .arg("--log-file")
-        .arg(&log)
-        .args(["--log-level", "info"])
-        .env("XDG_CONFIG_HOME", home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, editor) = spawn_logging_sidecar(home.path(), &log);
     let mark = editor.mark();
     let malformed =
         json!({"command": "python3", "args": [fixture("bad/malformed.py")], "timeout": 5});
