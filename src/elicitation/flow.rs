@@ -51,6 +51,13 @@ const SECRET_HINTS: &[&str] = &[
 ];
 
 pub fn looks_secret(field: &Field) -> bool {
+    if let Kind::String {
+        format: Some(super::schema::Format::Password),
+        ..
+    } = field.kind
+    {
+        return true;
+    }
     let text = format!(
         "{} {} {}",
         field.name,
@@ -91,7 +98,12 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
         for (field, answer) in form.fields.iter().zip(&answers) {
             items.push(
                 QuickPickItem::new(format!("Change {}", field.label()))
-                    .with_description(answer.as_ref().map_or_else(|| "(empty)".into(), display)),
+                    .with_description(match answer {
+                        None => "(empty)".into(),
+                        // A secret never shows on the review screen.
+                        Some(_) if looks_secret(field) => "••••".into(),
+                        Some(v) => display(v),
+                    }),
             );
         }
         items

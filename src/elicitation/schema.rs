@@ -47,6 +47,8 @@ pub enum Format {
     Uri,
     Date,
     DateTime,
+    /// Not a JSON Schema format, but used for secrets: any text, always masked.
+    Password,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +168,7 @@ fn parse_field(name: &str, prop: &Value, required: bool) -> Result<Field, Unsupp
                 Some("uri") => Some(Format::Uri),
                 Some("date") => Some(Format::Date),
                 Some("date-time") => Some(Format::DateTime),
+                Some("password") => Some(Format::Password),
                 Some(other) => {
                     tracing::debug!(
                         property = name,

@@ -313,6 +313,35 @@ async fn secrets_get_a_warning_and_a_hidden_box() {
 }
 
 #[tokio::test]
+async fn secret_answers_are_masked_on_the_review_screen() {
+    // One secret-named field, one `format: password` field with a harmless name, one plain one.
+    let schema = json!({"type": "object", "properties": {
+        "api_key": {"type": "string", "title": "API key"},
+        "pin": {"type": "string", "format": "password"},
+        "city": {"type": "string"}
+    }});
+    let (outcome, script) = run_form(
+        schema,
+        vec![
+            json!({"value": "sk-live-hunter2"}),
+            json!({"value": "4711"}),
+            json!({"value": "Lisbon"}),
+            json!({"selected": [0]}),
+        ],
+    )
+    .await;
+    assert!(matches!(outcome, Outcome::Accept(Some(_))), "{outcome:?}");
+    let shown = script.shown();
+    assert_eq!(shown[1]["params"]["password"], true, "format password hides the box");
+    let review = &shown[3]["params"];
+    let text = review.to_string();
+    assert!(!text.contains("sk-live-hunter2") && !text.contains("4711"), "{text}");
+    assert_eq!(review["items"][1]["description"], "••••");
+    assert_eq!(review["items"][2]["description"], "••••");
+    assert_eq!(review["items"][3]["description"], "Lisbon");
+}
+
+#[tokio::test]
 async fn policies_and_rate_limit_answer_without_prompts() {
     let script = Script::new(vec![]);
     let limiter = RateLimiter::default();

@@ -24,10 +24,46 @@ pub fn warnings(url: &url::Url) -> Vec<String> {
         }
         _ => {}
     }
+    if let Some(place) = url.host().and_then(|h| local_host(&h)) {
+        out.push(format!(
+            "the host is {place}, not a public site: the page could reach services on it"
+        ));
+    }
+    if let Some(port) = url.port() {
+        out.push(format!("unusual port {port}"));
+    }
     if url.username() != "" || url.password().is_some() {
         out.push("the URL carries credentials".to_string());
     }
     out
+}
+
+/// Whether a host names this machine or a private network, from its spelling only (no DNS).
+fn local_host(host: &url::Host<&str>) -> Option<&'static str> {
+    match host {
+        url::Host::Domain(d) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            (d == "localhost" || d.ends_with(".localhost")).then_some("this machine")
+        }
+        url::Host::Ipv4(ip) => local_ip(IpAddr::V4(*ip)),
+        url::Host::Ipv6(ip) => local_ip(IpAddr::V6(*ip)),
+    }
+}
+
+fn local_ip(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(ip) if ip.is_loopback() || ip.is_unspecified() => Some("this machine"),
+        IpAddr::V4(ip) if ip.is_private() => Some("a private network address"),
+        IpAddr::V4(ip) if ip.is_link_local() => Some("a link-local address"),
+        IpAddr::V6(ip) if ip.is_loopback() || ip.is_unspecified() => Some("this machine"),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => local_ip(IpAddr::V4(v4)),
+            None if ip.segments()[0] & 0xfe00 == 0xfc00 => Some("a private network address"),
+            None if ip.segments()[0] & 0xffc0 == 0xfe80 => Some("a link-local address"),
+            None => None,
+        },
+        IpAddr::V4(_) => None,
+    }
 }
 
 pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> Outcome {
@@ -92,6 +128,60 @@ pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> O
             }
             Some(2) => return Outcome::Decline,
             _ => return Outcome::Cancel,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warned(url: &str) -> String {
+        warnings(&url::Url::parse(url).unwrap()).join("; ")
+    }
+
+    #[test]
+    fn local_and_private_hosts_and_unusual_ports_are_warned_about() {
+        for url in [
+            "https://localhost/x",
+            "https://LOCALHOST./x",
+            "https://admin.localhost/x",
+            "https://127.0.0.1/x",
+            "https://127.9.9.9/x",
+            "https://[::1]/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "https://0.0.0.0/x",
+        ] {
+            assert!(warned(url).contains("this machine"), "{url}: {}", warned(url));
+        }
+        for url in [
+            "https://10.1.2.3/",
+            "https://172.16.0.1/",
+            "https://172.31.255.255/",
+            "https://192.168.1.1/",
+            "https://[fc00::1]/",
+            "https://[fd12:3456::1]/",
+        ] {
+            assert!(warned(url).contains("private network"), "{url}: {}", warned(url));
+        }
+        for url in ["https://169.254.169.254/latest", "https://[fe80::1]/"] {
+            assert!(warned(url).contains("link-local"), "{url}: {}", warned(url));
+        }
+        assert!(warned("https://example.com:8443/").contains("unusual port 8443"));
+        assert!(warned("http://example.com:8080/").contains("unusual port 8080"));
+        // Default ports, public addresses and look-alike names (no DNS is resolved) are quiet.
+        for url in [
+            "https://example.com/",
+            "https://example.com:443/",
+            "https://localhost.example.com/",
+            "https://172.32.0.1/",
+            "https://8.8.8.8/",
+        ] {
+            let w = warned(url);
+            assert!(
+                !w.contains("this machine") && !w.contains("private") && !w.contains("port"),
+                "{url}: {w}"
+            );
         }
     }
 }

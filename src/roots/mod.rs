@@ -22,10 +22,12 @@ impl Root {
     fn from_path(path: &Path, name: Option<String>) -> Option<Root> {
         let uri = Url::from_directory_path(path).ok()?;
         let name = name.unwrap_or_else(|| base_name(path));
-        Some(Root {
-            uri: uri.as_str().trim_end_matches('/').to_string(),
-            name,
-        })
+        // `file:///some/dir/` → `file:///some/dir`, but the file system root stays `file:///`.
+        let uri = match uri.as_str().strip_suffix('/') {
+            Some(rest) if uri.path() != "/" => rest.to_string(),
+            _ => uri.to_string(),
+        };
+        Some(Root { uri, name })
     }
 
     pub fn path(&self) -> Option<PathBuf> {
@@ -133,7 +135,8 @@ impl Excludes {
                     Err(e) => tracing::warn!(pattern, "ignoring bad roots.exclude glob: {e}"),
                 }
             } else {
-                paths.push(expand_home(pattern.trim_end_matches('/')));
+                let trimmed = pattern.trim_end_matches('/');
+                paths.push(expand_home(if trimmed.is_empty() { "/" } else { trimmed }));
             }
         }
         let globs = builder

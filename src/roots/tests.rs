@@ -27,6 +27,25 @@ fn one_root_per_file_folder_and_others_dropped() {
 }
 
 #[test]
+fn a_folder_at_the_file_system_root_is_file_slash_slash_slash() {
+    let folders = vec![folder(Path::new("/"), "everything")];
+    let roots = compute(&folders, &RootsSettings::default());
+    assert_eq!(roots.len(), 1);
+    assert_eq!(roots[0].uri, "file:///");
+    assert_eq!(roots[0].path().unwrap(), Path::new("/"));
+    let extra = RootsSettings {
+        extra: vec!["/".into()],
+        ..Default::default()
+    };
+    assert_eq!(compute(&[], &extra)[0].uri, "file:///");
+    let excluded = RootsSettings {
+        exclude: vec!["/".into()],
+        ..Default::default()
+    };
+    assert!(compute(&folders, &excluded).is_empty());
+}
+
+#[test]
 fn exclude_extra_and_per_server_filters() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
