@@ -11,6 +11,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod roots;
 pub mod sampling;
+pub mod store;
 #[cfg(test)]
 pub mod testing;
 pub mod ui;

@@ -1,7 +1,7 @@
 //! Trust decisions for servers defined inside a workspace, kept per workspace and per exact
 //! definition (a changed command or args asks again) in `$XDG_STATE_HOME/mcp-sidecar/trust.json`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,16 +15,16 @@ pub struct Decision {
 }
 
 pub fn store_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(base.join("mcp-sidecar").join("trust.json"))
+    crate::store::state_file("trust.json")
 }
 
 fn load() -> Vec<Decision> {
-    store_path()
-        .and_then(|p| std::fs::read_to_string(p).ok())
+    store_path().map(|p| load_from(&p)).unwrap_or_default()
+}
+
+fn load_from(path: &Path) -> Vec<Decision> {
+    std::fs::read_to_string(path)
+        .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
 }
@@ -39,22 +39,14 @@ pub fn decision(workspace: &str, server: &str, definition: &str) -> Option<bool>
 
 /// Records a decision (replacing any for the same workspace and server).
 pub fn record(workspace: &str, server: &str, definition: &str, trusted: bool) {
-    let mut all = load();
-    all.retain(|d| !(d.workspace == workspace && d.server == server));
-    all.push(Decision {
+    let Some(path) = store_path() else { return };
+    let decision = Decision {
         workspace: workspace.into(),
         server: server.into(),
         definition: definition.into(),
         trusted,
-    });
-    let Some(path) = store_path() else { return };
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&path, serde_json::to_vec_pretty(&all).unwrap_or_default())
     };
-    if let Err(e) = write() {
+    if let Err(e) = record_in(&path, decision) {
         tracing::warn!(
             "could not save the trust decision to {}: {e}",
             path.display()
@@ -64,9 +56,80 @@ pub fn record(workspace: &str, server: &str, definition: &str, trusted: bool) {
 
 /// Forgets every decision about a server in a workspace.
 pub fn forget(workspace: &str, server: &str) {
-    let mut all = load();
-    all.retain(|d| !(d.workspace == workspace && d.server == server));
-    if let Some(path) = store_path() {
-        let _ = std::fs::write(&path, serde_json::to_vec_pretty(&all).unwrap_or_default());
+    let Some(path) = store_path() else { return };
+    if let Err(e) = update(&path, |all| {
+        all.retain(|d| !(d.workspace == workspace && d.server == server))
+    }) {
+        tracing::warn!(
+            "could not forget the trust decision in {}: {e}",
+            path.display()
+        );
+    }
+}
+
+fn record_in(path: &Path, decision: Decision) -> std::io::Result<()> {
+    update(path, |all| {
+        all.retain(|d| !(d.workspace == decision.workspace && d.server == decision.server));
+        all.push(decision);
+    })
+}
+
+/// Read, change, write back under the store's lock, so that two sidecars deciding at once lose
+/// nothing; the file is replaced atomically (`0600`, in the `0700` state directory).
+fn update(path: &Path, change: impl FnOnce(&mut Vec<Decision>)) -> std::io::Result<()> {
+    let _lock = crate::store::Lock::exclusive(path)?;
+    let mut all = load_from(path);
+    change(&mut all);
+    let bytes = serde_json::to_vec_pretty(&all).map_err(std::io::Error::other)?;
+    crate::store::write_atomic(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(server: &str, trusted: bool) -> Decision {
+        Decision {
+            workspace: "/ws".into(),
+            server: server.into(),
+            definition: format!("{{\"command\":\"{server}\"}}"),
+            trusted,
+        }
+    }
+
+    #[test]
+    fn decisions_recorded_at_once_are_all_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("mcp-sidecar/trust.json");
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for i in 0..10 {
+                        record_in(&path, decision(&format!("s{t}-{i}"), i % 2 == 0)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let all = load_from(&path);
+        assert_eq!(all.len(), 80, "every decision survives");
+        // Replacing keeps one per server; forgetting removes it.
+        record_in(&path, decision("s0-0", false)).unwrap();
+        update(&path, |all| all.retain(|d| d.server != "s1-1")).unwrap();
+        let all = load_from(&path);
+        assert_eq!(all.len(), 79);
+        assert!(all.contains(&decision("s0-0", false)));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dir_mode = std::fs::metadata(path.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(dir_mode, 0o700);
     }
 }

@@ -212,10 +212,8 @@ async fn open_sampling_log(backend: &Backend) -> Result<Value> {
     let path = crate::sampling::audit::log_path()
         .ok_or_else(|| Error::invalid_params("no home or state directory is known"))?;
     if !path.exists() {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let _ = std::fs::write(&path, "");
+        // Created as the log itself would be: 0600 in the 0700 state directory.
+        let _ = crate::store::open_append(&path);
     }
     let opened = crate::ui::Prompter::show_file(&backend.editor(), path.clone()).await;
     Ok(serde_json::json!({"path": path, "opened": opened}))

@@ -247,7 +247,11 @@ struct Audit(Option<Value>);
 
 impl Drop for Audit {
     fn drop(&mut self) {
-        if let Some(entry) = self.0.take() {
+        if let Some(mut entry) = self.0.take() {
+            // Refused or abandoned: who and why, with sizes, not the messages.
+            if entry.get("outcome").and_then(Value::as_str) != Some("accepted") {
+                audit::summarize(&mut entry);
+            }
             audit::append(&entry);
         }
     }
