@@ -47,7 +47,6 @@ impl Exchange<'_> {
                 entry["final"] = serde_json::to_value(result).unwrap_or(Value::Null);
                 let edited = entry.get("modelDraft") != entry.get("final");
                 entry["answerEdited"] = json!(edited);
-                self.sessions.spend(self.server, result.estimated_tokens());
             }
             Err(refusal) => {
                 entry["outcome"] = json!("refused");
@@ -83,7 +82,7 @@ impl Exchange<'_> {
             .map_err(|e| Refusal::Invalid(format!("the sampling request is malformed: {e}")))?;
         if let Some(reason) =
             self.sessions
-                .over_limit(self.server, self.settings, request.estimated_tokens())
+                .over_limit(self.server, self.settings, may_use(&request))
         {
             entry["decidedBy"] = json!("limit");
             tracing::warn!(
@@ -111,12 +110,31 @@ impl Exchange<'_> {
         entry["requestSent"] = serde_json::to_value(&request).unwrap_or(Value::Null);
         entry["requestEdited"] = json!(entry["requestSent"] != entry["requestReceived"]);
         entry["model"] = json!(choices.model);
+        // What the request may use is held before the provider is asked, so that requests at
+        // the same time cannot all pass a nearly spent budget; then it becomes what was used.
+        let reservation = self
+            .sessions
+            .reserve(self.server, self.settings, may_use(&request))
+            .map_err(|reason| {
+                entry["decidedBy"] = json!("limit");
+                tracing::warn!(
+                    server = self.server,
+                    "refusing a sampling request: {reason}"
+                );
+                Refusal::Limit(reason)
+            })?;
         let t = Instant::now();
         let answer = self
             .provider
             .complete(&request, choices.model.as_deref())
             .await;
         entry["modelMs"] = json!(t.elapsed().as_millis() as u64);
+        match &answer {
+            Ok(result) => {
+                reservation.settle(request.estimated_tokens() + result.estimated_tokens())
+            }
+            Err(_) => reservation.release(),
+        }
         let (draft_result, note) = match answer {
             Ok(result) => (result, None),
             Err(e) if self.policy == Policy::Auto => {
@@ -255,6 +273,11 @@ impl Drop for Audit {
             audit::append(&entry);
         }
     }
+}
+
+/// The most of the hourly budget a request may use: its estimated size plus `maxTokens`.
+fn may_use(request: &CreateMessageParams) -> u64 {
+    request.estimated_tokens().saturating_add(request.max_tokens)
 }
 
 /// Seconds since the Unix epoch, with milliseconds.

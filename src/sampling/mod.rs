@@ -137,12 +137,42 @@ pub enum Refusal {
 }
 
 /// What lasts for the editor session: servers allowed to skip the request draft, the rate
-/// limit, and tokens spent in the last hour.
+/// limit, and tokens spent (or reserved) in the last hour.
 #[derive(Default)]
 pub struct Sessions {
     remembered: Mutex<HashSet<String>>,
     limiter: RateLimiter,
-    spent: Mutex<HashMap<String, VecDeque<(Instant, u64)>>>,
+    spent: Mutex<HashMap<String, VecDeque<Spent>>>,
+    next_reservation: std::sync::atomic::AtomicU64,
+}
+
+/// Tokens counted against a server's hourly budget: spent, or reserved for a request that is
+/// with the provider (`reservation` set until it is settled).
+struct Spent {
+    at: Instant,
+    tokens: u64,
+    reservation: Option<u64>,
+}
+
+/// Tokens held for one request while the provider works on it. [`Reservation::settle`] turns it
+/// into what was used, [`Reservation::release`] gives it back; dropped without either (the
+/// exchange was abandoned mid-call), the whole reservation stays counted.
+pub struct Reservation<'a> {
+    sessions: &'a Sessions,
+    server: String,
+    id: u64,
+}
+
+impl Reservation<'_> {
+    /// Counts `tokens` (what the exchange used) instead of the reservation.
+    pub fn settle(self, tokens: u64) {
+        self.sessions.adjust(&self.server, self.id, Some(tokens));
+    }
+
+    /// Gives the reservation back (the provider failed: nothing was used).
+    pub fn release(self) {
+        self.sessions.adjust(&self.server, self.id, None);
+    }
 }
 
 impl Sessions {
@@ -160,32 +190,26 @@ impl Sessions {
             .insert(server.to_string());
     }
 
-    /// Records the tokens an accepted exchange used.
+    /// Records the tokens an exchange used.
     pub fn spend(&self, server: &str, tokens: u64) {
         self.spent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(server.to_string())
             .or_default()
-            .push_back((Instant::now(), tokens));
+            .push_back(Spent {
+                at: Instant::now(),
+                tokens,
+                reservation: None,
+            });
     }
 
-    /// Why a new request must be refused, if it must: the rate limit or the hourly budget.
+    /// Why a new request must be refused, if it must: the rate limit or the hourly budget
+    /// (`tokens`: what it may use; spent and reserved tokens count).
     pub fn over_limit(&self, server: &str, settings: &Settings, tokens: u64) -> Option<String> {
-        let hour = Duration::from_secs(3600);
-        let spent: u64 = {
-            let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
-            let window = all.entry(server.to_string()).or_default();
-            while window.front().is_some_and(|(t, _)| t.elapsed() >= hour) {
-                window.pop_front();
-            }
-            window.iter().map(|(_, n)| n).sum()
-        };
-        if spent + tokens > settings.tokens_per_hour {
-            return Some(format!(
-                "{server} used {spent} of its {} tokens this hour",
-                settings.tokens_per_hour
-            ));
+        let spent = self.spent_this_hour(&mut self.spent.lock().unwrap_or_else(|e| e.into_inner()), server);
+        if let Some(reason) = over_budget(server, settings, spent, tokens) {
+            return Some(reason);
         }
         if !self.limiter.admit(server, &settings.rate_limit) {
             return Some(format!(
@@ -195,6 +219,70 @@ impl Sessions {
         }
         None
     }
+
+    /// Reserves `tokens` of the server's hourly budget, checked and taken in one step so that
+    /// requests at the same time cannot all pass a nearly spent budget.
+    pub fn reserve(
+        &self,
+        server: &str,
+        settings: &Settings,
+        tokens: u64,
+    ) -> Result<Reservation<'_>, String> {
+        let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let spent = self.spent_this_hour(&mut all, server);
+        if let Some(reason) = over_budget(server, settings, spent, tokens) {
+            return Err(reason);
+        }
+        let id = self
+            .next_reservation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        all.entry(server.to_string()).or_default().push_back(Spent {
+            at: Instant::now(),
+            tokens,
+            reservation: Some(id),
+        });
+        Ok(Reservation {
+            sessions: self,
+            server: server.to_string(),
+            id,
+        })
+    }
+
+    fn adjust(&self, server: &str, id: u64, tokens: Option<u64>) {
+        let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(window) = all.get_mut(server) else {
+            return;
+        };
+        if let Some(i) = window.iter().position(|s| s.reservation == Some(id)) {
+            match tokens {
+                Some(tokens) => {
+                    window[i].tokens = tokens;
+                    window[i].reservation = None;
+                }
+                None => {
+                    window.remove(i);
+                }
+            }
+        }
+    }
+
+    fn spent_this_hour(&self, all: &mut HashMap<String, VecDeque<Spent>>, server: &str) -> u64 {
+        let hour = Duration::from_secs(3600);
+        let window = all.entry(server.to_string()).or_default();
+        while window.front().is_some_and(|s| s.at.elapsed() >= hour) {
+            window.pop_front();
+        }
+        window.iter().map(|s| s.tokens).sum()
+    }
+}
+
+fn over_budget(server: &str, settings: &Settings, spent: u64, tokens: u64) -> Option<String> {
+    (spent.saturating_add(tokens) > settings.tokens_per_hour).then(|| {
+        format!(
+            "{server} used {spent} of its {} tokens this hour; this request may use {tokens} more",
+            settings.tokens_per_hour
+        )
+    })
 }
 
 #[cfg(test)]

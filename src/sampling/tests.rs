@@ -166,3 +166,89 @@ async fn remember_session_skips_the_request_draft_next_time_and_limits_refuse_wi
     ));
     assert!(script.shown().is_empty());
 }
+
+/// A provider that counts its calls and answers only when the gate opens.
+struct Gated {
+    calls: std::sync::atomic::AtomicUsize,
+    gate: tokio::sync::Semaphore,
+}
+
+impl provider::Provider for Gated {
+    fn name(&self) -> &str {
+        "gated"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _request: &'a types::CreateMessageParams,
+        _model: Option<&'a str>,
+    ) -> futures::future::BoxFuture<'a, Result<types::CreateMessageResult, provider::ProviderError>>
+    {
+        Box::pin(async move {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.gate.acquire().await.unwrap().forget();
+            Ok(types::CreateMessageResult {
+                role: types::Role::Assistant,
+                content: vec![types::Block::text("ok")],
+                model: "m".into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn concurrent_requests_reserve_the_budget_before_the_provider_is_asked() {
+    use futures::StreamExt;
+    // 1000 tokens an hour, 700 spent: 300 left. Each request may use 3 (its text) + 100
+    // (maxTokens), so two fit and the other three are refused without reaching the provider.
+    let settings = Settings {
+        tokens_per_hour: 1000,
+        ..Settings::default()
+    };
+    let sessions = Sessions::default();
+    sessions.spend("flights", 700);
+    let provider = Gated {
+        calls: Default::default(),
+        gate: tokio::sync::Semaphore::new(0),
+    };
+    let script = Script::new(vec![]);
+    let request = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Which flight?"}}],
+                         "maxTokens": 100});
+    let exchange = Exchange {
+        ui: &script,
+        provider: &provider,
+        server: "flights",
+        policy: Policy::Auto,
+        settings: &settings,
+        sessions: &sessions,
+    };
+    let mut running: futures::stream::FuturesUnordered<_> =
+        (0..5).map(|_| exchange.run(&request)).collect();
+    let mut refused = 0;
+    let mut accepted = 0;
+    let all = async {
+        while let Some(outcome) = running.next().await {
+            match outcome {
+                Err(Refusal::Limit(reason)) => {
+                    assert!(reason.contains("tokens this hour"), "{reason}");
+                    refused += 1;
+                    // Every refusal came while the two admitted requests were still with the
+                    // provider: open the gate once all three are in.
+                    if refused == 3 {
+                        provider.gate.add_permits(5);
+                    }
+                }
+                Ok(_) => accepted += 1,
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+    };
+    let finished = tokio::time::timeout(std::time::Duration::from_secs(30), all).await;
+    let calls = provider.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(finished.is_ok(), "stuck: {calls} requests reached the provider");
+    assert_eq!(calls, 2);
+    assert_eq!((accepted, refused), (2, 3));
+    // Settled to what was used (3 + 0 tokens each), not the 103 reserved: another fits now.
+    assert!(sessions.over_limit("flights", &settings, 103).is_none());
+}
