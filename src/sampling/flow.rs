@@ -174,7 +174,12 @@ impl Exchange<'_> {
         self.review(
             DraftKind::SamplingRequest,
             format!("{} wants a model answer", self.server),
-            draft::render_request(self.server, request, choices),
+            draft::render_request_to(
+                self.server,
+                request,
+                choices,
+                &self.provider.destination(),
+            ),
             draft::parse_request,
             "request",
         )

@@ -358,6 +358,17 @@ impl Provider for OpenAi {
         &self.name
     }
 
+    fn destination(&self) -> super::provider::Destination {
+        super::provider::Destination {
+            provider: "openai".into(),
+            host: self.url.host_str().map(|host| match self.url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_owned(),
+            }),
+            default_model: (!self.model.is_empty()).then(|| self.model.clone()),
+        }
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a CreateMessageParams,

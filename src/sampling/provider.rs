@@ -11,9 +11,27 @@ use super::types::{CreateMessageParams, CreateMessageResult};
 #[error("{0}")]
 pub struct ProviderError(pub String);
 
+/// Where a request goes, as the request draft names it (read-only there).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Destination {
+    /// `manual`, `editor` or `openai`.
+    pub provider: String,
+    /// The endpoint's host (and port when not the default), for a network provider.
+    pub host: Option<String>,
+    /// The model asked when the request names none.
+    pub default_model: Option<String>,
+}
+
 pub trait Provider: Send + Sync {
     /// Shown in drafts and the audit log.
     fn name(&self) -> &str;
+    /// Where requests go; by default the provider's name and nothing else.
+    fn destination(&self) -> Destination {
+        Destination {
+            provider: self.name().to_string(),
+            ..Destination::default()
+        }
+    }
     /// Asks the model. `model` is the model id chosen for this request (from the draft header),
     /// if any. `maxTokens` must be respected.
     fn complete<'a>(

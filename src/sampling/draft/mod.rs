@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use super::provider::Destination;
 use super::types::{
     Block, CreateMessageParams, CreateMessageResult, ModelPreferences, Role, SamplingMessage,
 };
@@ -18,6 +19,8 @@ const FENCE_END: &str = "```";
 const NEXT: &str = "<!-- next block -->";
 const META: &str = "<!-- mcp:text-meta ";
 const META_END: &str = " -->";
+/// The request draft's read-only line naming where the request goes. Never parsed back.
+const GOES_TO: &str = "Goes to: ";
 
 /// What the person may change about the request besides its content.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -50,8 +53,63 @@ fn unescape(line: &str) -> &str {
     }
 }
 
+/// One-line JSON. serde_json already escapes `\n`, `\r` and the other C0 controls; the
+/// characters some editors also break lines at (NEL, LS, PS) and the other controls are escaped
+/// too, so a value can never spill onto a line of its own.
 fn json(v: &impl serde::Serialize) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    escape_breaks(&serde_json::to_string(v).unwrap_or_default())
+}
+
+/// Could start a new line, or hide, in an editor.
+fn is_break(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Only called on JSON text, where such characters can only be inside strings.
+fn escape_breaks(json: &str) -> String {
+    if !json.contains(is_break) {
+        return json.to_string();
+    }
+    json.chars()
+        .map(|c| {
+            if is_break(c) {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A plain-text setting value (`model`, `includeContext`, `stopReason`): written as it is when
+/// that reads back exactly, otherwise as a JSON string (a value from a server holding a newline
+/// cannot add a setting line).
+fn header_value(value: &str) -> String {
+    if value.contains(is_break) || value.starts_with('"') || value.trim() != value {
+        json(&value)
+    } else {
+        value.to_string()
+    }
+}
+
+/// Reads back what [`header_value`] wrote (or what the person typed).
+fn header_text(
+    key: &str,
+    value: &str,
+    line: u32,
+    problems: &mut Vec<DraftProblem>,
+) -> Option<String> {
+    if value.starts_with('"') {
+        match serde_json::from_str::<String>(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(problem(line, format!("{key}: not a valid quoted string: {e}")));
+                None
+            }
+        }
+    } else {
+        Some(value.to_string())
+    }
 }
 
 fn push_blocks(out: &mut Vec<String>, blocks: &[Block]) {
@@ -80,11 +138,47 @@ fn push_blocks(out: &mut Vec<String>, blocks: &[Block]) {
     }
 }
 
-/// The request draft.
+/// The request draft, without naming where it goes.
 pub fn render_request(
     server: &str,
     request: &CreateMessageParams,
     choices: &RequestChoices,
+) -> String {
+    render(server, request, choices, None)
+}
+
+/// The request draft with a read-only line naming where Accept sends it: the provider, the
+/// endpoint's host, and the model that will be asked. Editing that line changes nothing.
+pub fn render_request_to(
+    server: &str,
+    request: &CreateMessageParams,
+    choices: &RequestChoices,
+    destination: &Destination,
+) -> String {
+    render(server, request, choices, Some(destination))
+}
+
+/// The words of the read-only destination line.
+fn goes_to(destination: &Destination, choices: &RequestChoices) -> String {
+    let model = match (&choices.model, &destination.default_model) {
+        (Some(m), _) => format!("model {} (the model line below)", header_value(m)),
+        (None, Some(m)) => format!("model {} (the provider's default)", header_value(m)),
+        (None, None) => "the provider's default model".to_string(),
+    };
+    let provider = header_value(&destination.provider);
+    match (destination.provider.as_str(), &destination.host) {
+        ("manual", _) => "no model (provider manual): you write the answer next".to_string(),
+        ("editor", _) => format!("the editor's own model (provider editor), {model}"),
+        (_, Some(host)) => format!("provider {provider} at {}, {model}", header_value(host)),
+        (_, None) => format!("provider {provider}, {model}"),
+    }
+}
+
+fn render(
+    server: &str,
+    request: &CreateMessageParams,
+    choices: &RequestChoices,
+    destination: Option<&Destination>,
 ) -> String {
     let mut out = vec![
         format!("# Sampling request from `{server}`"),
@@ -93,7 +187,13 @@ pub fn render_request(
             "{server} asks for a model answer. Edit the messages, the system prompt and the settings below, then Accept to send them to the model, or Reject to refuse. Blocks in mcp fences (images, tool calls) are sent as they are unless you change them. Set remember to session to skip this step for {server} until the editor restarts."
         ),
         String::new(),
-        format!("model: {}", choices.model.as_deref().unwrap_or("")),
+    ];
+    if let Some(destination) = destination {
+        out.push(format!("{GOES_TO}{}.", goes_to(destination, choices)));
+        out.push(String::new());
+    }
+    out.extend([
+        format!("model: {}", header_value(choices.model.as_deref().unwrap_or(""))),
         format!(
             "remember: {}",
             if choices.remember_session {
@@ -103,7 +203,7 @@ pub fn render_request(
             }
         ),
         format!("maxTokens: {}", request.max_tokens),
-    ];
+    ]);
     if let Some(t) = request.temperature {
         out.push(format!("temperature: {}", json(&t)));
     }
@@ -114,7 +214,7 @@ pub fn render_request(
         out.push(format!("modelPreferences: {}", json(p)));
     }
     if let Some(c) = &request.include_context {
-        out.push(format!("includeContext: {c}"));
+        out.push(format!("includeContext: {}", header_value(c)));
     }
     if let Some(m) = &request.metadata {
         out.push(format!("metadata: {}", json(m)));
@@ -154,13 +254,17 @@ pub fn render_response(server: &str, result: &CreateMessageResult, note: Option<
         String::new(),
     ];
     if let Some(note) = note {
-        out.push(format!("Note: {}", note.replace('\n', " ")));
+        let note: String = note
+            .chars()
+            .map(|c| if is_break(c) { ' ' } else { c })
+            .collect();
+        out.push(format!("Note: {note}"));
         out.push(String::new());
     }
-    out.push(format!("model: {}", result.model));
+    out.push(format!("model: {}", header_value(&result.model)));
     out.push(format!(
         "stopReason: {}",
-        result.stop_reason.as_deref().unwrap_or("")
+        header_value(result.stop_reason.as_deref().unwrap_or(""))
     ));
     out.push(String::new());
     out.push(format!("### {}", result.role.as_str()));
@@ -187,9 +291,13 @@ fn problem(line: u32, message: impl Into<String>) -> DraftProblem {
     }
 }
 
-/// The renderers' own lines above the settings: the title, the help paragraph, a note.
+/// The renderers' own lines above the settings: the title, the help paragraph, a note, where
+/// the request goes (read-only: never parsed).
 fn is_preamble(line: &str) -> bool {
-    line.starts_with("# ") || line.starts_with("Note: ") || line.contains("then Accept to send")
+    line.starts_with("# ")
+        || line.starts_with("Note: ")
+        || line.starts_with(GOES_TO)
+        || line.contains("then Accept to send")
 }
 
 /// Splits a draft into settings and sections of blocks.
@@ -200,6 +308,7 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
     let mut sections: Vec<Section> = Vec::new();
     let mut problems = Vec::new();
     let mut i = 0;
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     // Settings: `key: value` lines before the first section.
     while i < lines.len() && !lines[i].starts_with("### ") {
         if let Some((key, value)) = lines[i]
@@ -208,6 +317,17 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
             && !key.is_empty()
             && key.chars().all(|c| c.is_ascii_alphabetic())
         {
+            if let Some(first) = seen.insert(key, i) {
+                // Not last-wins: which one was meant is the person's call.
+                problems.push(problem(
+                    i as u32,
+                    format!(
+                        "{key} is set twice (also on line {}); keep one",
+                        first + 1
+                    ),
+                ));
+                seen.insert(key, first);
+            }
             settings.push((key.to_string(), value.trim().to_string(), i as u32));
         } else if !lines[i].trim().is_empty() && !is_preamble(lines[i]) {
             // Typed above the first heading: it would not be sent, so say so instead of
@@ -358,7 +478,9 @@ pub fn parse_request(
     for (key, value, line) in &parsed.settings {
         let line = *line;
         match key.as_str() {
-            "model" => choices.model = (!value.is_empty()).then(|| value.clone()),
+            "model" => {
+                choices.model = header_text(key, value, line, &mut problems).filter(|m| !m.is_empty())
+            }
             "remember" => match value.as_str() {
                 "session" => choices.remember_session = true,
                 "no" | "" => {}
@@ -379,8 +501,9 @@ pub fn parse_request(
                 request.model_preferences =
                     setting_json::<ModelPreferences>(key, value, line, &mut problems)
             }
+            "includeContext" if value.is_empty() => request.include_context = None,
             "includeContext" => {
-                request.include_context = (!value.is_empty()).then(|| value.clone())
+                request.include_context = header_text(key, value, line, &mut problems)
             }
             "metadata" => request.metadata = setting_json(key, value, line, &mut problems),
             "tools" => request.tools = setting_json(key, value, line, &mut problems),
@@ -440,8 +563,9 @@ pub fn parse_response(text: &str) -> Result<CreateMessageResult, Vec<DraftProble
     let mut stop_reason = None;
     for (key, value, line) in &parsed.settings {
         match key.as_str() {
-            "model" => model = value.clone(),
-            "stopReason" => stop_reason = (!value.is_empty()).then(|| value.clone()),
+            "model" => model = header_text(key, value, *line, &mut problems).unwrap_or_default(),
+            "stopReason" if value.is_empty() => stop_reason = None,
+            "stopReason" => stop_reason = header_text(key, value, *line, &mut problems),
             "Note" => {}
             other => problems.push(problem(*line, format!("unknown setting \"{other}\""))),
         }
