@@ -28,6 +28,8 @@ enum Reply {
     StreamThenSilence(Vec<String>),
     /// The request is read and never answered.
     Silence,
+    /// A redirect to `location`.
+    Redirect { status: u16, location: String },
 }
 
 fn json_reply(body: Value) -> Reply {
@@ -143,6 +145,13 @@ async fn serve(
             tokio::time::sleep(Duration::from_secs(30)).await;
         }
         Reply::Silence => tokio::time::sleep(Duration::from_secs(30)).await,
+        Reply::Redirect { status, location } => {
+            let head = format!(
+                "HTTP/1.1 {status} Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.shutdown().await;
+        }
     }
 }
 
@@ -673,4 +682,101 @@ async fn requests_that_cannot_be_mapped_fail_before_sending() {
         "{err}"
     );
     assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_cross_origin_redirect_is_not_followed_and_the_key_stays_home() {
+    let (var, key) = some_env_var();
+    let elsewhere = Server::start(vec![json_reply(
+        json!({"choices": [{"message": {"content": "stolen"}, "finish_reason": "stop"}]}),
+    )])
+    .await;
+    let server = Server::start(vec![
+        Reply::Redirect {
+            status: 307,
+            location: format!("{}?k=1", elsewhere.endpoint()),
+        },
+        Reply::Redirect {
+            status: 302,
+            location: "/v1/elsewhere".into(),
+        },
+    ])
+    .await;
+    let provider = OpenAi::new(OpenAiConfig {
+        api_key_env: Some(var.clone()),
+        ..server.config(false)
+    })
+    .unwrap();
+
+    let err = provider.complete(&question(), None).await.unwrap_err().0;
+    assert!(
+        err.contains("HTTP 307") && err.contains("not followed"),
+        "{err}"
+    );
+    let origin = elsewhere.base_url.trim_end_matches("/v1");
+    assert!(err.contains(origin) && !err.contains("k=1"), "{err}");
+    assert!(!err.contains(&key), "{err}");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the other origin was asked: {:#?}",
+        elsewhere.requests()
+    );
+    // A same-origin 302 would turn the POST into a GET: not followed either.
+    let err = provider.complete(&question(), None).await.unwrap_err().0;
+    assert!(err.contains("HTTP 302"), "{err}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_same_origin_307_is_followed_with_the_body() {
+    let server = Server::start(vec![
+        Reply::Redirect {
+            status: 307,
+            location: "/v2/chat/completions".into(),
+        },
+        json_reply(json!({"choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]})),
+    ])
+    .await;
+    let provider = OpenAi::new(server.config(false)).unwrap();
+    let result = provider.complete(&question(), None).await.unwrap();
+    assert_eq!(result.content, vec![Block::text("Paris.")]);
+    let requests = server.requests();
+    assert_eq!(requests[1].request_line, "POST /v2/chat/completions HTTP/1.1");
+    assert_eq!(requests[1].body["max_tokens"], 64);
+}
+
+#[tokio::test]
+async fn a_key_over_plain_http_to_another_machine_is_warned_about() {
+    let (var, key) = some_env_var();
+    let remote = OpenAi::new(OpenAiConfig {
+        api_key_env: Some(var.clone()),
+        ..OpenAiConfig::new("http://models.example.com:8080/v1", "m")
+    })
+    .unwrap();
+    let warning = remote.insecure_key_warning().expect("a warning");
+    assert!(
+        warning.contains("http://models.example.com:8080/v1/chat/completions")
+            && warning.contains("https://"),
+        "{warning}"
+    );
+    assert!(!warning.contains(&key));
+    for quiet in [
+        // Encrypted, on this machine, or no key to leak.
+        OpenAiConfig {
+            api_key_env: Some(var.clone()),
+            ..OpenAiConfig::new("https://models.example.com/v1", "m")
+        },
+        OpenAiConfig {
+            api_key_env: Some(var.clone()),
+            ..OpenAiConfig::new("http://127.0.0.1:11434/v1", "m")
+        },
+        OpenAiConfig {
+            api_key_env: Some(var.clone()),
+            ..OpenAiConfig::new("http://localhost:11434/v1", "m")
+        },
+        OpenAiConfig::new("http://models.example.com/v1", "m"),
+    ] {
+        let base = quiet.base_url.clone();
+        assert_eq!(OpenAi::new(quiet).unwrap().insecure_key_warning(), None, "{base}");
+    }
 }

@@ -78,6 +78,12 @@ impl Exchange<'_> {
                 self.server
             )));
         }
+        if let Some(warning) = self.provider.warning()
+            && self.sessions.first_warning(&warning)
+        {
+            tracing::warn!("{warning}");
+            self.ui.show_message(Level::Warning, warning);
+        }
         let request: CreateMessageParams = serde_json::from_value(raw.clone())
             .map_err(|e| Refusal::Invalid(format!("the sampling request is malformed: {e}")))?;
         if let Some(reason) =

@@ -144,6 +144,7 @@ pub struct Sessions {
     limiter: RateLimiter,
     spent: Mutex<HashMap<String, VecDeque<Spent>>>,
     next_reservation: std::sync::atomic::AtomicU64,
+    warned: Mutex<HashSet<String>>,
 }
 
 /// Tokens counted against a server's hourly budget: spent, or reserved for a request that is
@@ -188,6 +189,14 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(server.to_string());
+    }
+
+    /// True the first time this warning is given this session.
+    pub fn first_warning(&self, warning: &str) -> bool {
+        self.warned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(warning.to_string())
     }
 
     /// Records the tokens an exchange used.

@@ -147,7 +147,8 @@ impl OpenAi {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeout)
-            .user_agent(concat!("mcp-sidecar/", env!("CARGO_PKG_VERSION")));
+            .user_agent(concat!("mcp-sidecar/", env!("CARGO_PKG_VERSION")))
+            .redirect(redirect_policy());
         if is_loopback(&url) {
             // A model on this machine is never reached through a proxy.
             builder = builder.no_proxy();
@@ -174,6 +175,18 @@ impl OpenAi {
     /// `{baseUrl}/chat/completions`, as errors show it.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// Set when the API key would cross a network unencrypted: `http://` to a host that is not
+    /// this machine.
+    pub fn insecure_key_warning(&self) -> Option<String> {
+        (self.authorization.is_some() && self.url.scheme() == "http" && !is_loopback(&self.url))
+            .then(|| {
+                format!(
+                    "sampling.openai sends its API key to {} over plain http://: anyone on the network path can read it. Use an https:// baseUrl.",
+                    self.endpoint
+                )
+            })
     }
 
     async fn ask(
@@ -219,6 +232,19 @@ impl OpenAi {
         };
 
         let status = response.status();
+        if status.is_redirection() {
+            // Not followed (see `redirect_policy`): the request and the key stay with this origin.
+            let to = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| self.url.join(l).ok())
+                .map_or_else(|| "elsewhere".to_owned(), |u| u.origin().ascii_serialization());
+            return Err(ProviderError(format!(
+                "{} answered HTTP {status}, a redirect to {to}, which is not followed (only same-origin 307/308 redirects are)",
+                self.endpoint
+            )));
+        }
         if !status.is_success() {
             let detail = match self
                 .read_body(&mut response, MAX_ERROR_BODY_BYTES, true)
@@ -358,6 +384,10 @@ impl Provider for OpenAi {
         &self.name
     }
 
+    fn warning(&self) -> Option<String> {
+        self.insecure_key_warning()
+    }
+
     fn destination(&self) -> super::provider::Destination {
         super::provider::Destination {
             provider: "openai".into(),
@@ -376,6 +406,23 @@ impl Provider for OpenAi {
     ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>> {
         Box::pin(self.ask(request, model))
     }
+}
+
+/// Follows only same-origin 307/308 redirects (they keep the method and the body), at most 5:
+/// the conversation and the API key never go to a host the settings do not name.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if keeps_body && same_origin && attempt.previous().len() <= 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 fn read_api_key(var: &str) -> Result<HeaderValue, ProviderError> {

@@ -25,6 +25,10 @@ pub struct Destination {
 pub trait Provider: Send + Sync {
     /// Shown in drafts and the audit log.
     fn name(&self) -> &str;
+    /// Something the person must know about this provider before it is used (shown once).
+    fn warning(&self) -> Option<String> {
+        None
+    }
     /// Where requests go; by default the provider's name and nothing else.
     fn destination(&self) -> Destination {
         Destination {

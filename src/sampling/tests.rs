@@ -252,3 +252,46 @@ async fn concurrent_requests_reserve_the_budget_before_the_provider_is_asked() {
     // Settled to what was used (3 + 0 tokens each), not the 103 reserved: another fits now.
     assert!(sessions.over_limit("flights", &settings, 103).is_none());
 }
+
+/// Manual, with a warning.
+struct Warns;
+
+impl provider::Provider for Warns {
+    fn name(&self) -> &str {
+        "warns"
+    }
+
+    fn warning(&self) -> Option<String> {
+        Some("the key goes over plain http".into())
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a types::CreateMessageParams,
+        model: Option<&'a str>,
+    ) -> futures::future::BoxFuture<'a, Result<types::CreateMessageResult, provider::ProviderError>>
+    {
+        Manual.complete(request, model)
+    }
+}
+
+#[tokio::test]
+async fn a_provider_warning_is_shown_once_and_logged() {
+    let settings = settings();
+    let sessions = Sessions::default();
+    let script = Script::new(vec![]);
+    let exchange = Exchange {
+        ui: &script,
+        provider: &Warns,
+        server: "flights",
+        policy: Policy::Auto,
+        settings: &settings,
+        sessions: &sessions,
+    };
+    exchange.run(&raw()).await.unwrap();
+    exchange.run(&raw()).await.unwrap();
+    assert_eq!(
+        *script.messages.lock().unwrap(),
+        vec!["the key goes over plain http".to_string()]
+    );
+}
