@@ -734,14 +734,19 @@ async fn a_same_origin_307_is_followed_with_the_body() {
             status: 307,
             location: "/v2/chat/completions".into(),
         },
-        json_reply(json!({"choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]})),
+        json_reply(
+            json!({"choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]}),
+        ),
     ])
     .await;
     let provider = OpenAi::new(server.config(false)).unwrap();
     let result = provider.complete(&question(), None).await.unwrap();
     assert_eq!(result.content, vec![Block::text("Paris.")]);
     let requests = server.requests();
-    assert_eq!(requests[1].request_line, "POST /v2/chat/completions HTTP/1.1");
+    assert_eq!(
+        requests[1].request_line,
+        "POST /v2/chat/completions HTTP/1.1"
+    );
     assert_eq!(requests[1].body["max_tokens"], 64);
 }
 
@@ -777,6 +782,10 @@ async fn a_key_over_plain_http_to_another_machine_is_warned_about() {
         OpenAiConfig::new("http://models.example.com/v1", "m"),
     ] {
         let base = quiet.base_url.clone();
-        assert_eq!(OpenAi::new(quiet).unwrap().insecure_key_warning(), None, "{base}");
+        assert_eq!(
+            OpenAi::new(quiet).unwrap().insecure_key_warning(),
+            None,
+            "{base}"
+        );
     }
 }

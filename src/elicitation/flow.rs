@@ -97,13 +97,14 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
         let mut items = vec![QuickPickItem::new("Submit").with_description("send these answers")];
         for (field, answer) in form.fields.iter().zip(&answers) {
             items.push(
-                QuickPickItem::new(format!("Change {}", field.label()))
-                    .with_description(match answer {
+                QuickPickItem::new(format!("Change {}", field.label())).with_description(
+                    match answer {
                         None => "(empty)".into(),
                         // A secret never shows on the review screen.
                         Some(_) if looks_secret(field) => "••••".into(),
                         Some(v) => display(v),
-                    }),
+                    },
+                ),
             );
         }
         items

@@ -332,10 +332,16 @@ async fn secret_answers_are_masked_on_the_review_screen() {
     .await;
     assert!(matches!(outcome, Outcome::Accept(Some(_))), "{outcome:?}");
     let shown = script.shown();
-    assert_eq!(shown[1]["params"]["password"], true, "format password hides the box");
+    assert_eq!(
+        shown[1]["params"]["password"], true,
+        "format password hides the box"
+    );
     let review = &shown[3]["params"];
     let text = review.to_string();
-    assert!(!text.contains("sk-live-hunter2") && !text.contains("4711"), "{text}");
+    assert!(
+        !text.contains("sk-live-hunter2") && !text.contains("4711"),
+        "{text}"
+    );
     assert_eq!(review["items"][1]["description"], "••••");
     assert_eq!(review["items"][2]["description"], "••••");
     assert_eq!(review["items"][3]["description"], "Lisbon");

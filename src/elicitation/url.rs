@@ -152,7 +152,11 @@ mod tests {
             "https://[::ffff:127.0.0.1]/x",
             "https://0.0.0.0/x",
         ] {
-            assert!(warned(url).contains("this machine"), "{url}: {}", warned(url));
+            assert!(
+                warned(url).contains("this machine"),
+                "{url}: {}",
+                warned(url)
+            );
         }
         for url in [
             "https://10.1.2.3/",
@@ -162,7 +166,11 @@ mod tests {
             "https://[fc00::1]/",
             "https://[fd12:3456::1]/",
         ] {
-            assert!(warned(url).contains("private network"), "{url}: {}", warned(url));
+            assert!(
+                warned(url).contains("private network"),
+                "{url}: {}",
+                warned(url)
+            );
         }
         for url in ["https://169.254.169.254/latest", "https://[fe80::1]/"] {
             assert!(warned(url).contains("link-local"), "{url}: {}", warned(url));

@@ -159,7 +159,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("mcp-sidecar/sampling.jsonl");
         let big = "é".repeat(100_000);
-        let many: Vec<Value> = (0..40).map(|i| json!(format!("{i}{}", "x".repeat(4000)))).collect();
+        let many: Vec<Value> = (0..40)
+            .map(|i| json!(format!("{i}{}", "x".repeat(4000))))
+            .collect();
         let entry = json!({
             "server": "s", "outcome": "accepted",
             "requestReceived": {"messages": [{"role": "user", "content": [
@@ -195,7 +197,12 @@ mod tests {
         let logged = &read_lines(&path)[0];
         assert_eq!(logged["requestReceived"]["summary"], true);
         assert_eq!(logged["requestReceived"]["blocks"], 40);
-        assert!(logged["capped"].as_str().unwrap().contains("only summaries"));
+        assert!(
+            logged["capped"]
+                .as_str()
+                .unwrap()
+                .contains("only summaries")
+        );
     }
 
     #[test]

@@ -180,12 +180,7 @@ impl Exchange<'_> {
         self.review(
             DraftKind::SamplingRequest,
             format!("{} wants a model answer", self.server),
-            draft::render_request_to(
-                self.server,
-                request,
-                choices,
-                &self.provider.destination(),
-            ),
+            draft::render_request_to(self.server, request, choices, &self.provider.destination()),
             draft::parse_request,
             "request",
         )
@@ -288,7 +283,9 @@ impl Drop for Audit {
 
 /// The most of the hourly budget a request may use: its estimated size plus `maxTokens`.
 fn may_use(request: &CreateMessageParams) -> u64 {
-    request.estimated_tokens().saturating_add(request.max_tokens)
+    request
+        .estimated_tokens()
+        .saturating_add(request.max_tokens)
 }
 
 /// Seconds since the Unix epoch, with milliseconds.

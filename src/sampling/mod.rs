@@ -216,7 +216,10 @@ impl Sessions {
     /// Why a new request must be refused, if it must: the rate limit or the hourly budget
     /// (`tokens`: what it may use; spent and reserved tokens count).
     pub fn over_limit(&self, server: &str, settings: &Settings, tokens: u64) -> Option<String> {
-        let spent = self.spent_this_hour(&mut self.spent.lock().unwrap_or_else(|e| e.into_inner()), server);
+        let spent = self.spent_this_hour(
+            &mut self.spent.lock().unwrap_or_else(|e| e.into_inner()),
+            server,
+        );
         if let Some(reason) = over_budget(server, settings, spent, tokens) {
             return Some(reason);
         }

@@ -239,7 +239,10 @@ impl OpenAi {
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|l| self.url.join(l).ok())
-                .map_or_else(|| "elsewhere".to_owned(), |u| u.origin().ascii_serialization());
+                .map_or_else(
+                    || "elsewhere".to_owned(),
+                    |u| u.origin().ascii_serialization(),
+                );
             return Err(ProviderError(format!(
                 "{} answered HTTP {status}, a redirect to {to}, which is not followed (only same-origin 307/308 redirects are)",
                 self.endpoint

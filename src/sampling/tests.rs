@@ -246,7 +246,10 @@ async fn concurrent_requests_reserve_the_budget_before_the_provider_is_asked() {
     };
     let finished = tokio::time::timeout(std::time::Duration::from_secs(30), all).await;
     let calls = provider.calls.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(finished.is_ok(), "stuck: {calls} requests reached the provider");
+    assert!(
+        finished.is_ok(),
+        "stuck: {calls} requests reached the provider"
+    );
     assert_eq!(calls, 2);
     assert_eq!((accepted, refused), (2, 3));
     // Settled to what was used (3 + 0 tokens each), not the 103 reserved: another fits now.

@@ -103,7 +103,10 @@ fn header_text(
         match serde_json::from_str::<String>(value) {
             Ok(v) => Some(v),
             Err(e) => {
-                problems.push(problem(line, format!("{key}: not a valid quoted string: {e}")));
+                problems.push(problem(
+                    line,
+                    format!("{key}: not a valid quoted string: {e}"),
+                ));
                 None
             }
         }
@@ -193,7 +196,10 @@ fn render(
         out.push(String::new());
     }
     out.extend([
-        format!("model: {}", header_value(choices.model.as_deref().unwrap_or(""))),
+        format!(
+            "model: {}",
+            header_value(choices.model.as_deref().unwrap_or(""))
+        ),
         format!(
             "remember: {}",
             if choices.remember_session {
@@ -321,10 +327,7 @@ fn parse(text: &str) -> (Parsed, Vec<DraftProblem>) {
                 // Not last-wins: which one was meant is the person's call.
                 problems.push(problem(
                     i as u32,
-                    format!(
-                        "{key} is set twice (also on line {}); keep one",
-                        first + 1
-                    ),
+                    format!("{key} is set twice (also on line {}); keep one", first + 1),
                 ));
                 seen.insert(key, first);
             }
@@ -479,7 +482,8 @@ pub fn parse_request(
         let line = *line;
         match key.as_str() {
             "model" => {
-                choices.model = header_text(key, value, line, &mut problems).filter(|m| !m.is_empty())
+                choices.model =
+                    header_text(key, value, line, &mut problems).filter(|m| !m.is_empty())
             }
             "remember" => match value.as_str() {
                 "session" => choices.remember_session = true,
