@@ -178,10 +178,7 @@ fn check_format(format: Format, s: &str) -> Result<(), String> {
             // Bytes, not `&str` slices: the text is the server's or the person's, and a
             // multibyte character at any offset must read as "not a date", never a panic.
             let b = s.as_bytes();
-            b.len() > 11
-                && is_date(&b[..10])
-                && matches!(b[10], b'T' | b't')
-                && is_time(&b[11..])
+            b.len() > 11 && is_date(&b[..10]) && matches!(b[10], b'T' | b't') && is_time(&b[11..])
         }
     };
     if ok {
@@ -202,8 +199,9 @@ fn digits(b: &[u8]) -> Option<u32> {
     if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    b.iter()
-        .try_fold(0u32, |n, d| n.checked_mul(10)?.checked_add(u32::from(d - b'0')))
+    b.iter().try_fold(0u32, |n, d| {
+        n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    })
 }
 
 /// `YYYY-MM-DD`, a real calendar day.
@@ -349,8 +347,13 @@ mod tests {
 
     /// A valid value with one character replaced by, or with one inserted, arbitrary text.
     fn near_miss() -> impl Strategy<Value = (Format, String)> {
-        (0..VALID.len(), any::<prop::sample::Index>(), any::<bool>(), ".{1,3}").prop_map(
-            |(k, at, insert, junk)| {
+        (
+            0..VALID.len(),
+            any::<prop::sample::Index>(),
+            any::<bool>(),
+            ".{1,3}",
+        )
+            .prop_map(|(k, at, insert, junk)| {
                 let (format, text) = VALID[k];
                 let chars: Vec<char> = text.chars().collect();
                 let i = at.index(chars.len());
@@ -359,8 +362,7 @@ mod tests {
                 let from = if insert { i } else { i + 1 };
                 out.extend(&chars[from..]);
                 (format, out)
-            },
-        )
+            })
     }
 
     proptest! {
