@@ -63,7 +63,7 @@ pub fn install_hook() {
             .location()
             .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
         tracing::error!(
-            "panicked at {}; the request it served fails, the sidecar goes on",
+            "panicked at {} (a bug in mcp-sidecar)",
             at.as_deref().unwrap_or("an unknown place")
         );
         LAST.with(|l| *l.borrow_mut() = at);
@@ -82,7 +82,9 @@ pub const TEST_PANIC_ENV: &str = "MCP_SIDECAR_TEST_PANIC";
 /// once, when the sidecar starts ([`init_test_panics`]); only whoever starts the sidecar (the
 /// editor, a test) sets its environment. A workspace cannot: its `mcp.json` sets the environment
 /// of the servers it defines, never the sidecar's. When it is unset this is one comparison per
-/// site visit. Documented as test-only in `docs/fuzzing.md`.
+/// site visit. Documented as test-only in `docs/fuzzing.md`. The panic is reported at the
+/// caller (the site), as a real bug there would be.
+#[track_caller]
 pub fn inject(site: impl FnOnce() -> String) {
     let sites = test_panics();
     if sites.is_empty() {
