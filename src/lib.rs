@@ -6,6 +6,7 @@ pub mod config;
 pub mod conformance;
 pub mod demo;
 pub mod elicitation;
+pub mod guard;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;

@@ -10,7 +10,7 @@ use tower_lsp_server::gen_lsp_types::{
     InitializedParams, LspAny, RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressOptions,
     WorkspaceFolder, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
 };
-use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::editor::Editor;
@@ -18,6 +18,7 @@ use super::ext::{self, EditorCapabilities};
 use super::gate::{Gate, LONG_OPERATION_CAP};
 use super::reconfigure::{self, ConfigState};
 use crate::config;
+use crate::guard;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
 
@@ -109,8 +110,80 @@ fn initial_folders(params: &InitializeParams) -> Vec<Folder> {
     .unwrap_or_default()
 }
 
+/// A request handler's body under the panic guard: a panic is answered with -32603 naming the
+/// method, and one log line; the sidecar goes on serving.
+async fn request<T>(method: &str, body: impl Future<Output = Result<T>>) -> Result<T> {
+    guard::catch(body).await.unwrap_or_else(|panic| {
+        tracing::error!(method, "{method} failed: {panic}");
+        Err(Error {
+            code: ErrorCode::InternalError,
+            message: format!("{method} failed: {panic}").into(),
+            data: None,
+        })
+    })
+}
+
+/// A notification handler's body under the panic guard: a panic is one log line.
+async fn notification(method: &str, body: impl Future<Output = ()>) {
+    if let Err(panic) = guard::catch(body).await {
+        tracing::error!(method, "{method} failed: {panic}");
+    }
+}
+
+// Every method body runs under `request` or `notification`: tower-lsp-server polls handlers
+// inside its serve loop, so an unguarded panic would end the whole sidecar.
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        request("initialize", self.initialize_inner(params)).await
+    }
+
+    async fn initialized(&self, params: InitializedParams) {
+        notification("initialized", self.initialized_inner(params)).await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        request("shutdown", async {
+            self.manager.shutdown().await;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        notification(
+            "workspace/didChangeWorkspaceFolders",
+            self.did_change_workspace_folders_inner(params),
+        )
+        .await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        notification(
+            "workspace/didChangeConfiguration",
+            self.did_change_configuration_inner(params),
+        )
+        .await;
+    }
+
+    async fn did_change_watched_files(&self, _params: DidChangeWatchedFilesParams) {
+        notification("workspace/didChangeWatchedFiles", async {
+            self.reconfigure();
+        })
+        .await;
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
+        let method = format!("workspace/executeCommand {}", params.command);
+        request(&method, async {
+            guard::inject(|| format!("command:{}", params.command));
+            super::commands::execute(self, params).await
+        })
+        .await
+    }
+}
+
+impl Backend {
+    async fn initialize_inner(&self, params: InitializeParams) -> Result<InitializeResult> {
         let caps = EditorCapabilities::from_experimental(params.capabilities.experimental.as_ref());
         let editor = Editor::new(self.client.clone(), caps);
         self.manager.set_ui(Arc::new(editor.clone()));
@@ -150,9 +223,14 @@ impl LanguageServer for Backend {
         })
     }
 
-    async fn initialized(&self, _: InitializedParams) {
+    async fn initialized_inner(&self, _: InitializedParams) {
         if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            tokio::spawn(super::notify::forward(self.client.clone(), events));
+            let forward = super::notify::forward(self.client.clone(), events);
+            tokio::spawn(async move {
+                if let Err(panic) = guard::catch(forward).await {
+                    tracing::error!("forwarding server events to the editor stopped: {panic}");
+                }
+            });
         }
         self.manager.set_folders(self.folders());
         let tx = reconfigure::spawn(
@@ -165,12 +243,7 @@ impl LanguageServer for Backend {
         *self.reconfig.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
     }
 
-    async fn shutdown(&self) -> Result<()> {
-        self.manager.shutdown().await;
-        Ok(())
-    }
-
-    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+    async fn did_change_workspace_folders_inner(&self, params: DidChangeWorkspaceFoldersParams) {
         let folders = {
             let mut folders = self
                 .config
@@ -190,7 +263,7 @@ impl LanguageServer for Backend {
         self.reconfigure();
     }
 
-    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+    async fn did_change_configuration_inner(&self, params: DidChangeConfigurationParams) {
         *self
             .config
             .settings
@@ -198,13 +271,5 @@ impl LanguageServer for Backend {
             .unwrap_or_else(|e| e.into_inner()) =
             config::unwrap_editor_settings(Some(params.settings));
         self.reconfigure();
-    }
-
-    async fn did_change_watched_files(&self, _params: DidChangeWatchedFilesParams) {
-        self.reconfigure();
-    }
-
-    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
-        super::commands::execute(self, params).await
     }
 }

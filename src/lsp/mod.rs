@@ -20,6 +20,7 @@ where
     I: AsyncRead + Unpin,
     O: AsyncWrite,
 {
+    crate::guard::init_test_panics();
     let (service, socket) = LspService::new(Backend::new);
     let manager = service.inner().manager();
     Server::new(input, output, socket)
@@ -29,8 +30,10 @@ where
     manager.shutdown().await;
 }
 
-/// Serves LSP on this process's stdin/stdout.
+/// Serves LSP on this process's stdin/stdout (the binary: a panic is one log line, without its
+/// message; see [`crate::guard`]).
 pub async fn serve_stdio() {
+    crate::guard::install_hook();
     let (input, output) = crate::mcp::process_stdio();
     serve(input, output).await;
 }

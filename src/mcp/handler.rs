@@ -21,6 +21,7 @@ use super::CLIENT_NAME;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
+use crate::guard;
 use crate::lsp::ext::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::sampling;
 
@@ -83,8 +84,27 @@ impl Handler {
     }
 
     /// Answers one 2026-07-28 input request. Roots are answered at once; questions this sidecar
-    /// has not declared are refused the way the spec asks (no retry).
+    /// has not declared are refused the way the spec asks (no retry). A panic while answering
+    /// (a bug) ends the call with an error naming the server, not the sidecar.
     pub async fn answer_input(&self, key: &str, request: InputRequest) -> Answer {
+        guard::catch(self.answer_input_inner(key, request))
+            .await
+            .unwrap_or_else(|panic| Err(self.panicked(&format!("input request \"{key}\""), &panic)))
+    }
+
+    /// A panic while answering the server (a bug in the sidecar): one log line naming the
+    /// server, in the sidecar's log and the editor's; returns the error that replaces the answer.
+    fn panicked(&self, what: &str, panic: &guard::Panic) -> String {
+        let message = format!("answering {what} from \"{}\" failed: {panic}", self.server);
+        tracing::error!(server = %self.server, "{message}");
+        self.host.emit(Event::Log {
+            level: LogLevel::Error,
+            message: message.clone(),
+        });
+        message
+    }
+
+    async fn answer_input_inner(&self, key: &str, request: InputRequest) -> Answer {
         match request {
             InputRequest::ListRoots(_) => {
                 if !self.roots_declared() {
@@ -215,6 +235,7 @@ impl Handler {
         params: ElicitRequestParams,
         context_meta: Option<&RequestMetaObject>,
     ) -> Result<ElicitResult, elicitation::Unsupported> {
+        guard::inject(|| format!("elicitation:{}", self.server));
         let request = match params {
             ElicitRequestParams::FormElicitationParams {
                 message,
@@ -308,12 +329,21 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        if !self.roots_declared() {
-            return Err(ErrorData::method_not_found::<
-                rmcp::model::ListRootsRequestMethod,
-            >());
-        }
-        Ok(self.current_roots())
+        guard::catch(async move {
+            if !self.roots_declared() {
+                return Err(ErrorData::method_not_found::<
+                    rmcp::model::ListRootsRequestMethod,
+                >());
+            }
+            Ok(self.current_roots())
+        })
+        .await
+        .unwrap_or_else(|panic| {
+            Err(ErrorData::internal_error(
+                self.panicked("roots/list", &panic),
+                None,
+            ))
+        })
     }
 
     /// A legacy `elicitation/create`. The server cancelling it closes the prompt; a form that
@@ -323,20 +353,29 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if !self.elicitation_declared() {
-            return Err(ErrorData::method_not_found::<
-                rmcp::model::ElicitationCreateRequestMethod,
-            >());
-        }
-        tokio::select! {
-            result = self.elicit(request, Some(&context.meta)) => result.map_err(|e| {
-                ErrorData::invalid_params(format!("unsupported elicitation schema: {e}"), None)
-            }),
-            _ = context.ct.cancelled() => {
-                tracing::info!(server = %self.server, "the server cancelled its question; closing the prompt");
-                Ok(ElicitResult::new(ElicitationAction::Cancel))
+        guard::catch(async move {
+            if !self.elicitation_declared() {
+                return Err(ErrorData::method_not_found::<
+                    rmcp::model::ElicitationCreateRequestMethod,
+                >());
             }
-        }
+            tokio::select! {
+                result = self.elicit(request, Some(&context.meta)) => result.map_err(|e| {
+                    ErrorData::invalid_params(format!("unsupported elicitation schema: {e}"), None)
+                }),
+                _ = context.ct.cancelled() => {
+                    tracing::info!(server = %self.server, "the server cancelled its question; closing the prompt");
+                    Ok(ElicitResult::new(ElicitationAction::Cancel))
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|panic| {
+            Err(ErrorData::internal_error(
+                self.panicked("elicitation/create", &panic),
+                None,
+            ))
+        })
     }
 
     /// A legacy `sampling/createMessage`: the drafts, then the answer; a refusal is JSON-RPC
@@ -346,38 +385,47 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        if !self.sampling_declared() {
-            return Err(ErrorData::method_not_found::<
-                rmcp::model::CreateMessageRequestMethod,
-            >());
-        }
-        let raw = context
-            .meta
-            .0
-            .0
-            .get(RAW_PARAMS_META)
-            .cloned()
-            .unwrap_or_else(|| serde_json::to_value(&params).unwrap_or(Value::Null));
-        let answer = tokio::select! {
-            answer = self.sample(raw) => answer,
-            _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
-        };
-        match answer {
-            Ok(result) => serde_json::from_value(result).map_err(|e| {
-                ErrorData::internal_error(format!("could not send the answer: {e}"), None)
-            }),
-            Err(sampling::Refusal::Invalid(message)) => {
-                Err(ErrorData::invalid_params(message, None))
+        guard::catch(async move {
+            if !self.sampling_declared() {
+                return Err(ErrorData::method_not_found::<
+                    rmcp::model::CreateMessageRequestMethod,
+                >());
             }
-            Err(refusal) => {
-                tracing::info!(server = %self.server, "sampling refused: {refusal}");
-                Err(ErrorData::new(
-                    rmcp::model::ErrorCode(-1),
-                    "User rejected sampling request",
-                    Some(serde_json::json!({"reason": refusal.to_string()})),
-                ))
+            let raw = context
+                .meta
+                .0
+                .0
+                .get(RAW_PARAMS_META)
+                .cloned()
+                .unwrap_or_else(|| serde_json::to_value(&params).unwrap_or(Value::Null));
+            let answer = tokio::select! {
+                answer = self.sample(raw) => answer,
+                _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
+            };
+            match answer {
+                Ok(result) => serde_json::from_value(result).map_err(|e| {
+                    ErrorData::internal_error(format!("could not send the answer: {e}"), None)
+                }),
+                Err(sampling::Refusal::Invalid(message)) => {
+                    Err(ErrorData::invalid_params(message, None))
+                }
+                Err(refusal) => {
+                    tracing::info!(server = %self.server, "sampling refused: {refusal}");
+                    Err(ErrorData::new(
+                        rmcp::model::ErrorCode(-1),
+                        "User rejected sampling request",
+                        Some(serde_json::json!({"reason": refusal.to_string()})),
+                    ))
+                }
             }
-        }
+        })
+        .await
+        .unwrap_or_else(|panic| {
+            Err(ErrorData::internal_error(
+                self.panicked("sampling/createMessage", &panic),
+                None,
+            ))
+        })
     }
 
     async fn on_progress(

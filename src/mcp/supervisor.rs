@@ -12,6 +12,7 @@ use super::connection::{self, Connection, Started};
 use super::host::{Event, Host, LogLevel};
 use super::process::{Diagnostics, describe_exit};
 use crate::config::ServerSpec;
+use crate::guard;
 use crate::lsp::ext::{ServerState, ServerStatusParams};
 use crate::roots::Root;
 
@@ -106,7 +107,7 @@ impl Slot {
             retired: AtomicBool::new(false),
             host,
         });
-        tokio::spawn(supervise(slot.clone(), limits, rx));
+        tokio::spawn(supervise_guarded(slot.clone(), limits, rx));
         slot
     }
 
@@ -176,7 +177,47 @@ enum Next {
     Stop(Option<oneshot::Sender<()>>),
 }
 
-async fn supervise(slot: Arc<Slot>, limits: Limits, mut control: mpsc::UnboundedReceiver<Control>) {
+/// [`supervise`] under the panic guard. A panic in it (a bug) drops the connection and the
+/// server's process (killed on drop; calls waiting on it end with "transport closed"), fails the
+/// server with a message naming it, and keeps the slot answering: Stop is acknowledged, Restart
+/// runs the supervisor again. Without this a panicked slot would say "running" forever.
+async fn supervise_guarded(
+    slot: Arc<Slot>,
+    limits: Limits,
+    mut control: mpsc::UnboundedReceiver<Control>,
+) {
+    loop {
+        let Err(panic) = guard::catch(supervise(slot.clone(), limits, &mut control)).await else {
+            return;
+        };
+        tracing::error!(server = %slot.name, "the server's supervisor stopped: {panic}");
+        slot.tell(
+            LogLevel::Error,
+            format!("MCP server \"{}\" stopped: {panic}", slot.name),
+        );
+        slot.set(
+            ServerState::Failed,
+            Some(format!("{panic}; run \"MCP: Restart Server\" to try again")),
+            None,
+        );
+        match on_control(control.recv().await) {
+            Next::Stop(ack) => {
+                slot.set(ServerState::Stopped, None, None);
+                if let Some(ack) = ack {
+                    let _ = ack.send(());
+                }
+                return;
+            }
+            Next::Restart | Next::Retry => {}
+        }
+    }
+}
+
+async fn supervise(
+    slot: Arc<Slot>,
+    limits: Limits,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) {
     let Some(spec) = slot.spec.clone() else {
         return;
     };
@@ -192,7 +233,7 @@ async fn supervise(slot: Arc<Slot>, limits: Limits, mut control: mpsc::Unbounded
         );
         let next = tokio::select! {
             started = connecting => match started {
-                Ok(started) => run_connected(&slot, started, &diag, &mut control, &mut failures).await,
+                Ok(started) => run_connected(&slot, started, &diag, control, &mut failures).await,
                 Err(message) => {
                     tracing::warn!(server = %slot.name, "failed to start: {message}");
                     if failures == 0 {
@@ -284,6 +325,7 @@ async fn run_connected(
     let up_since = Instant::now();
     tracing::info!(server = %slot.name, pid = ?process.as_ref().and_then(|p| p.pid()), version = %connection.protocol_version, "server running");
     slot.set(ServerState::Running, None, Some(connection.clone()));
+    guard::inject(|| format!("supervisor:{}", slot.name));
     prefetch_tools(slot.clone(), connection.clone());
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
