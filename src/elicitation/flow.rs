@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::Outcome;
 use super::input::{check_value, display, parse_text};
-use super::schema::{Field, Form, Kind};
+use super::schema::{Field, Form, Kind, MAX_LABEL, clip};
 use crate::lsp::ext::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
@@ -90,8 +90,12 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
         let mut items = vec![QuickPickItem::new("Submit").with_description("send these answers")];
         for (field, answer) in form.fields.iter().zip(&answers) {
             items.push(
-                QuickPickItem::new(format!("Change {}", field.label()))
-                    .with_description(answer.as_ref().map_or_else(|| "(empty)".into(), display)),
+                QuickPickItem::new(format!("Change {}", field.label())).with_description(
+                    answer.as_ref().map_or_else(
+                        || "(empty)".into(),
+                        |v| clip(&display(v), MAX_LABEL).into_owned(),
+                    ),
+                ),
             );
         }
         items
@@ -234,7 +238,7 @@ async fn ask(
                     .map(|o| {
                         let item = QuickPickItem::new(&o.label);
                         let item = if o.label != o.value {
-                            item.with_description(&o.value)
+                            item.with_description(clip(&o.value, MAX_LABEL))
                         } else {
                             item
                         };
@@ -288,7 +292,7 @@ async fn ask(
                     .map(|o| {
                         let mut item = QuickPickItem::new(&o.label);
                         if o.label != o.value {
-                            item = item.with_description(&o.value);
+                            item = item.with_description(clip(&o.value, MAX_LABEL));
                         }
                         item.picked = chosen.contains(&o.value.as_str());
                         item

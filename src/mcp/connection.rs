@@ -112,6 +112,7 @@ where
         protocol_version: legacy_version,
         elicitation: spec.elicitation,
         sampling: spec.sampling,
+        refresh: Default::default(),
     });
     let started = tokio::time::timeout(
         spec.timeout,
