@@ -60,6 +60,7 @@ pub async fn connect(
     max_message_bytes: usize,
     diag: Arc<Diagnostics>,
 ) -> Result<Started, String> {
+    diag.route_progress(host.clone());
     let (command, args, env, cwd) = match &spec.transport {
         TransportSpec::Stdio {
             command,

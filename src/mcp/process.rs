@@ -11,7 +11,12 @@ use std::time::Duration;
 
 use tokio::io::AsyncBufReadExt;
 
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{RoleClient, RxJsonRpcMessage};
+
 use super::flood;
+use super::handler::progress_key;
+use super::host::{Host, ProgressUpdate};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How many stderr lines are kept for error messages.
@@ -122,14 +127,57 @@ impl<R: tokio::io::AsyncBufRead + Unpin> CappedLines<R> {
     }
 }
 
-/// What the sidecar learned about a server's health, for the message people see.
+/// What the sidecar learned about a server's health, for the message people see; also where
+/// its transport hands progress notifications.
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     stderr: Mutex<VecDeque<String>>,
     fatal: Mutex<Option<String>>,
+    progress: ProgressRoute,
+}
+
+/// The host that receives progress as the transport reads it.
+#[derive(Default)]
+struct ProgressRoute(std::sync::OnceLock<Arc<Host>>);
+
+impl std::fmt::Debug for ProgressRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "ProgressRoute(set)"
+        } else {
+            "ProgressRoute(unset)"
+        })
+    }
 }
 
 impl Diagnostics {
+    /// From now on the transport hands `notifications/progress` straight to `host`.
+    pub fn route_progress(&self, host: Arc<Host>) {
+        let _ = self.progress.0.set(host);
+    }
+
+    /// Delivers `message` at once if it is a progress notification and progress is routed: true
+    /// when it was (the transport then drops it). Done as the message is read, so a call's last
+    /// progress always arrives before its result; rmcp would hand each notification to a task
+    /// of its own, which a flood of them leaves queued behind the result.
+    pub fn deliver_progress(&self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
+        let (Some(host), JsonRpcMessage::Notification(n)) = (self.progress.0.get(), message) else {
+            return false;
+        };
+        let ServerNotification::ProgressNotification(p) = &n.notification else {
+            return false;
+        };
+        host.progress(
+            &progress_key(&p.params.progress_token),
+            ProgressUpdate {
+                progress: p.params.progress,
+                total: p.params.total,
+                message: p.params.message.clone(),
+            },
+        );
+        true
+    }
+
     pub fn push_stderr(&self, line: String) {
         let mut tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         if tail.len() == STDERR_TAIL {
