@@ -1,16 +1,36 @@
 //! Logging: to stderr or a file, never stdout (stdout is the LSP channel). The filter uses the
-//! `RUST_LOG` syntax, from `--log-level`, `MCP_SIDECAR_LOG` or `RUST_LOG`, default `info`.
+//! `RUST_LOG` syntax, from `--log-level`, `MCP_SIDECAR_LOG` or `RUST_LOG`, default
+//! [`DEFAULT_FILTER`].
 
 use std::path::Path;
 
 use tracing_subscriber::EnvFilter;
+
+/// The default filter: rmcp logs every notification it receives at INFO (target
+/// `rmcp::service`), which a chatty server turns into thousands of lines; its warnings stay.
+pub const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
+/// The filter actually used: one that names no `rmcp` directive and asks for nothing below INFO
+/// (`info`, `warn`, as editors pass by default) keeps rmcp at WARN too; `debug`, `trace` or an
+/// explicit `rmcp=...` is taken as written.
+pub fn effective_filter(filter: &str) -> String {
+    let lower = filter.to_ascii_lowercase();
+    if lower.contains("rmcp") || lower.contains("debug") || lower.contains("trace") {
+        filter.to_string()
+    } else if filter.trim().is_empty() {
+        DEFAULT_FILTER.to_string()
+    } else {
+        format!("{filter},rmcp=warn")
+    }
+}
 
 pub fn init(filter: Option<&str>, file: Option<&Path>) -> anyhow::Result<()> {
     let filter = filter
         .map(str::to_string)
         .or_else(|| std::env::var("MCP_SIDECAR_LOG").ok())
         .or_else(|| std::env::var("RUST_LOG").ok())
-        .unwrap_or_else(|| "info".into());
+        .unwrap_or_else(|| DEFAULT_FILTER.into());
+    let filter = effective_filter(&filter);
     let filter = EnvFilter::try_new(&filter)
         .map_err(|e| anyhow::anyhow!("bad log filter \"{filter}\": {e}"))?;
     let builder = tracing_subscriber::fmt()
@@ -29,4 +49,22 @@ pub fn init(filter: Option<&str>, file: Option<&Path>) -> anyhow::Result<()> {
         None => builder.with_writer(std::io::stderr).try_init(),
     }
     .map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rmcp_stays_at_warn_unless_the_filter_asks_for_more() {
+        assert_eq!(effective_filter(DEFAULT_FILTER), DEFAULT_FILTER);
+        assert_eq!(effective_filter("info"), "info,rmcp=warn");
+        assert_eq!(effective_filter(""), DEFAULT_FILTER);
+        assert_eq!(effective_filter("debug"), "debug");
+        assert_eq!(effective_filter("info,rmcp=info"), "info,rmcp=info");
+        assert_eq!(effective_filter("mcp_sidecar=trace"), "mcp_sidecar=trace");
+        for f in ["info", "warn", "debug", "info,rmcp=info"] {
+            assert!(EnvFilter::try_new(effective_filter(f)).is_ok(), "{f}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::Outcome;
 use super::input::{check_value, display, parse_text};
-use super::schema::{Field, Form, Kind};
+use super::schema::{Field, Form, Kind, MAX_LABEL, clip};
 use crate::lsp::ext::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
@@ -102,7 +102,7 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                         None => "(empty)".into(),
                         // A secret never shows on the review screen.
                         Some(_) if looks_secret(field) => "••••".into(),
-                        Some(v) => display(v),
+                        Some(v) => clip(&display(v), MAX_LABEL).into_owned(),
                     },
                 ),
             );
@@ -247,7 +247,7 @@ async fn ask(
                     .map(|o| {
                         let item = QuickPickItem::new(&o.label);
                         let item = if o.label != o.value {
-                            item.with_description(&o.value)
+                            item.with_description(clip(&o.value, MAX_LABEL))
                         } else {
                             item
                         };
@@ -301,7 +301,7 @@ async fn ask(
                     .map(|o| {
                         let mut item = QuickPickItem::new(&o.label);
                         if o.label != o.value {
-                            item = item.with_description(&o.value);
+                            item = item.with_description(clip(&o.value, MAX_LABEL));
                         }
                         item.picked = chosen.contains(&o.value.as_str());
                         item

@@ -18,7 +18,10 @@ use serde_json::{Map, Value};
 
 pub use flow::{looks_secret, validate};
 pub use rate::{MAX_DURATION, RateLimit, RateLimiter, capped_secs, parse_duration};
-pub use schema::{Choice, Field, Form, Format, Kind, Unsupported};
+pub use schema::{
+    CUT, Choice, Field, Form, Format, Kind, MAX_DESCRIPTION, MAX_FIELDS, MAX_LABEL, MAX_MESSAGE,
+    MAX_OPTIONS, MAX_TITLE, Unsupported, clip,
+};
 
 use crate::lsp::ext::{
     EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
@@ -83,8 +86,13 @@ impl Default for Settings {
 }
 
 /// Answers one question from `server`. `Err` means the question cannot be shown at all (a
-/// schema outside the spec's subset); the person has been told, and the caller answers the
-/// server the way its era wants (legacy -32602, 2026-07-28 decline).
+/// schema outside the spec's subset, or over its caps); the person has been told (within the
+/// rate limit), and the caller answers the server the way its era wants (legacy -32602,
+/// 2026-07-28 decline).
+///
+/// Under `ask` the rate limit comes first: a question over it is cancelled before its schema is
+/// parsed or anything is shown. `decline` and `acceptDefaults` answer without showing anything and
+/// do not count, except for a form that cannot be shown, whose message counts.
 pub async fn elicit(
     ui: &dyn Prompter,
     server: &str,
@@ -93,14 +101,24 @@ pub async fn elicit(
     limiter: &RateLimiter,
     request: &Request,
 ) -> Result<Outcome, Unsupported> {
+    if policy == Policy::Ask && !limiter.admit(server, &settings.rate_limit) {
+        return Ok(Outcome::Cancel);
+    }
+    let message = match request {
+        Request::Form { message, .. } | Request::Url { message, .. } => {
+            schema::clip(message, schema::MAX_MESSAGE)
+        }
+    };
     let form = match request {
-        Request::Form { schema, message } => match Form::parse(schema) {
+        Request::Form { schema, .. } => match Form::parse(schema) {
             Ok(form) => Some(form),
             Err(e) => {
-                ui.show_message(
-                    Level::Warning,
-                    format!("{server} asked \"{message}\" with a form this editor cannot show ({e}); it was told so."),
-                );
+                if policy == Policy::Ask || limiter.admit(server, &settings.rate_limit) {
+                    ui.show_message(
+                        Level::Warning,
+                        format!("{server} asked \"{message}\" with a form this editor cannot show ({e}); it was told so."),
+                    );
+                }
                 return Err(e);
             }
         },
@@ -118,19 +136,19 @@ pub async fn elicit(
         }
         Policy::Ask => {}
     }
-    if !limiter.admit(server, &settings.rate_limit) {
-        return Ok(Outcome::Cancel);
-    }
     let ui = Idle {
         inner: ui,
         limit: settings.idle_limit,
     };
     Ok(match (request, form) {
-        (Request::Form { message, schema }, Some(form)) => {
-            let cx = flow::Context { server, message };
+        (Request::Form { schema, .. }, Some(form)) => {
+            let cx = flow::Context {
+                server,
+                message: &message,
+            };
             flow::run(&ui, &cx, &form, schema).await
         }
-        (Request::Url { message, url }, _) => url::run(&ui, server, message, url).await,
+        (Request::Url { url, .. }, _) => url::run(&ui, server, &message, url).await,
         (Request::Form { .. }, None) => Outcome::Cancel,
     })
 }

@@ -70,6 +70,29 @@ pub struct Unsupported {
     pub message: String,
 }
 
+/// The most fields a form may have; a larger one is refused as unsupported.
+pub const MAX_FIELDS: usize = 50;
+/// The most options one choice may offer; more are refused as unsupported.
+pub const MAX_OPTIONS: usize = 500;
+/// The longest text shown to the person, in characters; longer text is cut with [`CUT`].
+pub const MAX_MESSAGE: usize = 2000;
+/// ... for a field's title (or its name when it has none).
+pub const MAX_TITLE: usize = 200;
+/// ... for a field's description.
+pub const MAX_DESCRIPTION: usize = 500;
+/// ... for a choice's label (and its value where that is shown).
+pub const MAX_LABEL: usize = 200;
+/// What a cut text ends with.
+pub const CUT: &str = "… (truncated)";
+
+/// `text` cut to at most `max` characters (on a character boundary), with [`CUT`] after it.
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some((at, _)) => format!("{}{CUT}", &text[..at]).into(),
+    }
+}
+
 fn unsupported(property: &str, message: impl Into<String>) -> Unsupported {
     Unsupported {
         property: Some(property.to_string()),
@@ -121,6 +144,15 @@ impl Form {
                 });
             }
         };
+        if props.len() > MAX_FIELDS {
+            return Err(Unsupported {
+                property: None,
+                message: format!(
+                    "the form has {} fields; at most {MAX_FIELDS} are supported",
+                    props.len()
+                ),
+            });
+        }
         let fields = props
             .iter()
             .map(|(name, prop)| parse_field(name, prop, required.contains(&name.as_str())))
@@ -207,10 +239,16 @@ fn parse_field(name: &str, prop: &Value, required: bool) -> Result<Field, Unsupp
         Some(other) => return Err(unsupported(name, format!("unknown type \"{other}\""))),
         None => return Err(unsupported(name, "has no \"type\"")),
     };
+    let title = match text("title") {
+        Some(title) => Some(clip(&title, MAX_TITLE).into_owned()),
+        // A name too long to show is shown cut, as the title.
+        None if name.chars().count() > MAX_TITLE => Some(clip(name, MAX_TITLE).into_owned()),
+        None => None,
+    };
     let field = Field {
         name: name.to_string(),
-        title: text("title"),
-        description: text("description"),
+        title,
+        description: text("description").map(|d| clip(&d, MAX_DESCRIPTION).into_owned()),
         required,
         default: p.get("default").cloned().filter(|d| !d.is_null()),
         kind,
@@ -230,8 +268,30 @@ fn parse_field(name: &str, prop: &Value, required: bool) -> Result<Field, Unsupp
     Ok(field)
 }
 
-/// The options of a choice: `enum` (+ `enumNames`), `oneOf` or `anyOf` of `{const, title}`.
+/// The options of a choice: `enum` (+ `enumNames`), `oneOf` or `anyOf` of `{const, title}`, at
+/// most [`MAX_OPTIONS`], labels cut at [`MAX_LABEL`].
 fn choices(name: &str, p: &Map<String, Value>) -> Result<Vec<Choice>, Unsupported> {
+    let count = ["enum", "oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| p.get(*k).and_then(Value::as_array))
+        .map_or(0, Vec::len);
+    if count > MAX_OPTIONS {
+        return Err(unsupported(
+            name,
+            format!("{count} choices; at most {MAX_OPTIONS} are supported"),
+        ));
+    }
+    let options = choices_uncapped(name, p)?;
+    Ok(options
+        .into_iter()
+        .map(|c| Choice {
+            label: clip(&c.label, MAX_LABEL).into_owned(),
+            value: c.value,
+        })
+        .collect())
+}
+
+fn choices_uncapped(name: &str, p: &Map<String, Value>) -> Result<Vec<Choice>, Unsupported> {
     if let Some(Value::Array(values)) = p.get("enum") {
         let names = p.get("enumNames").and_then(Value::as_array);
         return values

@@ -608,3 +608,188 @@ mod properties {
         }
     }
 }
+
+fn form_with_fields(n: usize) -> Value {
+    let props: Map<String, Value> = (0..n)
+        .map(|i| (format!("f{i}"), json!({"type": "boolean"})))
+        .collect();
+    json!({"type": "object", "properties": props})
+}
+
+#[test]
+fn a_form_over_the_field_cap_is_refused_with_the_reason() {
+    assert_eq!(
+        Form::parse(&form_with_fields(MAX_FIELDS))
+            .unwrap()
+            .fields
+            .len(),
+        MAX_FIELDS
+    );
+    let e = Form::parse(&form_with_fields(MAX_FIELDS + 1)).unwrap_err();
+    assert_eq!(e.property, None);
+    assert_eq!(
+        e.message,
+        "the form has 51 fields; at most 50 are supported"
+    );
+}
+
+#[test]
+fn a_choice_over_the_option_cap_is_refused_naming_the_property() {
+    let choice = |n: usize, key: &str| {
+        let values: Vec<Value> = (0..n).map(|i| json!(format!("v{i}"))).collect();
+        let list = match key {
+            "enum" => json!(values),
+            _ => json!(
+                values
+                    .iter()
+                    .map(|v| json!({"const": v}))
+                    .collect::<Vec<_>>()
+            ),
+        };
+        json!({"type": "object", "properties": {"pick": {"type": "string", key: list}}})
+    };
+    for key in ["enum", "oneOf"] {
+        let form = Form::parse(&choice(MAX_OPTIONS, key)).unwrap();
+        assert!(
+            matches!(&form.fields[0].kind, Kind::Choice { options } if options.len() == MAX_OPTIONS)
+        );
+        let e = Form::parse(&choice(MAX_OPTIONS + 1, key)).unwrap_err();
+        assert_eq!(e.property.as_deref(), Some("pick"), "{key}");
+        assert!(e.message.contains("501 choices; at most 500"), "{e}");
+    }
+    let multi = json!({"type": "object", "properties": {"many": {"type": "array",
+        "items": {"anyOf": (0..=MAX_OPTIONS).map(|i| json!({"const": i.to_string()})).collect::<Vec<_>>()}}}});
+    assert_eq!(
+        Form::parse(&multi).unwrap_err().property.as_deref(),
+        Some("many")
+    );
+}
+
+#[test]
+fn long_texts_are_cut_on_a_character_boundary_with_a_note() {
+    assert_eq!(clip("short", 10), "short");
+    assert_eq!(clip("ééééé", 5), "ééééé");
+    assert_eq!(clip("éééééé", 5), format!("ééééé{CUT}"));
+    let long = "é".repeat(5000);
+    let name = "n".repeat(300);
+    let schema = json!({"type": "object", "properties": {
+        "a": {"type": "string", "title": long, "description": long},
+        name.clone(): {"type": "string", "enum": ["x"], "enumNames": [long]},
+    }});
+    let form = Form::parse(&schema).unwrap();
+    let a = &form.fields[0];
+    assert_eq!(a.label(), format!("{}{CUT}", "é".repeat(MAX_TITLE)));
+    assert_eq!(
+        a.description.as_deref(),
+        Some(format!("{}{CUT}", "é".repeat(MAX_DESCRIPTION)).as_str())
+    );
+    let b = &form.fields[1];
+    assert_eq!(b.name, name, "the name sent back is kept whole");
+    assert_eq!(b.label(), format!("{}{CUT}", "n".repeat(MAX_TITLE)));
+    let Kind::Choice { options } = &b.kind else {
+        panic!("{b:?}")
+    };
+    assert_eq!(options[0].value, "x");
+    assert_eq!(options[0].label, format!("{}{CUT}", "é".repeat(MAX_LABEL)));
+}
+
+#[tokio::test]
+async fn a_long_message_is_cut_where_the_person_sees_it() {
+    let script = Script::new(vec![json!(null)]);
+    let request = Request::Form {
+        message: "m".repeat(10_000),
+        schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+    };
+    let out = elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &request,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, Outcome::Cancel);
+    let title = script.shown()[0]["params"]["title"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(title, format!("s: {}{CUT}", "m".repeat(MAX_MESSAGE)));
+    // And in the message about a form that cannot be shown.
+    let broken = Request::Form {
+        message: "m".repeat(10_000),
+        schema: json!({"type": "object", "properties": {"x": {"type": "object"}}}),
+    };
+    let script = Script::new(vec![]);
+    elicit(
+        &script,
+        "s",
+        Policy::Ask,
+        &Settings::default(),
+        &RateLimiter::default(),
+        &broken,
+    )
+    .await
+    .unwrap_err();
+    let shown = script.messages.lock().unwrap()[0].clone();
+    assert!(shown.chars().count() < MAX_MESSAGE + 200, "{}", shown.len());
+}
+
+#[tokio::test]
+async fn a_flood_of_unsupported_forms_shows_at_most_the_rate_limit() {
+    let settings = Settings {
+        rate_limit: RateLimit {
+            count: 3,
+            per: std::time::Duration::from_secs(60),
+        },
+        ..Settings::default()
+    };
+    let broken = Request::Form {
+        message: "Address?".into(),
+        schema: json!({"type": "object", "properties": {"addr": {"type": "object"}}}),
+    };
+    for policy in [Policy::Ask, Policy::Decline, Policy::AcceptDefaults] {
+        let (script, limiter) = (Script::new(vec![]), RateLimiter::default());
+        let mut refused = 0;
+        for _ in 0..200 {
+            match elicit(&script, "s", policy, &settings, &limiter, &broken).await {
+                Err(_) => refused += 1,
+                Ok(out) => assert_eq!(out, Outcome::Cancel, "{policy:?}"),
+            }
+        }
+        assert_eq!(script.messages.lock().unwrap().len(), 3, "{policy:?}");
+        // Ask stops at the limit before parsing; the others still refuse each one (unshown).
+        let expected = if policy == Policy::Ask { 3 } else { 200 };
+        assert_eq!(refused, expected, "{policy:?}");
+    }
+}
+
+#[tokio::test]
+async fn decline_and_accept_defaults_do_not_use_up_the_rate_limit() {
+    let settings = Settings {
+        rate_limit: RateLimit {
+            count: 1,
+            per: std::time::Duration::from_secs(60),
+        },
+        ..Settings::default()
+    };
+    let request = Request::Form {
+        message: "m".into(),
+        schema: json!({"type": "object", "properties": {"ok": {"type": "boolean", "default": true}}}),
+    };
+    let (script, limiter) = (Script::new(vec![json!(null)]), RateLimiter::default());
+    for _ in 0..20 {
+        for policy in [Policy::Decline, Policy::AcceptDefaults] {
+            elicit(&script, "s", policy, &settings, &limiter, &request)
+                .await
+                .unwrap();
+        }
+    }
+    assert!(script.shown().is_empty());
+    // The one question the limit allows is still asked.
+    elicit(&script, "s", Policy::Ask, &settings, &limiter, &request)
+        .await
+        .unwrap();
+    assert_eq!(script.shown().len(), 1);
+}

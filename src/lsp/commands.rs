@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::watch;
 use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, LspAny, ProgressToken};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
@@ -95,10 +95,10 @@ async fn call_tool(
     let title = format!("{}: {}", args.server, args.tool);
     let (progress, reporter) = match token {
         Some(token) => {
-            let (tx, rx) = mpsc::unbounded_channel::<ProgressUpdate>();
+            let (tx, rx) = watch::channel::<Option<ProgressUpdate>>(None);
             let reporter = tokio::spawn(report_progress(backend.client.clone(), token, title, rx));
             let sink: crate::mcp::ProgressFn = Arc::new(move |u| {
-                let _ = tx.send(u);
+                tx.send_replace(Some(u));
             });
             (Some(sink), Some(reporter))
         }
@@ -150,14 +150,18 @@ async fn ask_arguments(
         })
 }
 
+/// At most this many progress reports a second reach the editor for one call.
+pub const PROGRESS_PER_SECOND: u32 = 100;
+
 /// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token: `begin`,
 /// a `report` per update (its message with the amount; `percentage` when the server gives a
-/// total), `end`.
+/// total), `end`. Updates coalesce to the latest one: at most [`PROGRESS_PER_SECOND`] reports a
+/// second, and the last update before the call ends is always reported.
 async fn report_progress(
     client: tower_lsp_server::Client,
     token: ProgressToken,
     title: String,
-    mut updates: mpsc::UnboundedReceiver<ProgressUpdate>,
+    mut updates: watch::Receiver<Option<ProgressUpdate>>,
 ) {
     let send = |value: Value| {
         client.send_notification::<tower_lsp_server::gen_lsp_types::ProgressNotification>(
@@ -165,8 +169,14 @@ async fn report_progress(
         )
     };
     send(serde_json::json!({"kind": "begin", "title": title})).await;
-    while let Some(update) = updates.recv().await {
-        send(progress_report(&update)).await;
+    let pace = std::time::Duration::from_secs(1) / PROGRESS_PER_SECOND;
+    // `changed` reports a value not yet seen before it reports the sender gone.
+    while updates.changed().await.is_ok() {
+        let update = updates.borrow_and_update().clone();
+        if let Some(update) = update {
+            send(progress_report(&update)).await;
+        }
+        tokio::time::sleep(pace).await;
     }
     send(serde_json::json!({"kind": "end"})).await;
 }

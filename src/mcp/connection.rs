@@ -60,6 +60,7 @@ pub async fn connect(
     max_message_bytes: usize,
     diag: Arc<Diagnostics>,
 ) -> Result<Started, String> {
+    diag.route_progress(host.clone());
     let (command, args, env, cwd) = match &spec.transport {
         TransportSpec::Stdio {
             command,
@@ -112,6 +113,7 @@ where
         protocol_version: legacy_version,
         elicitation: spec.elicitation,
         sampling: spec.sampling,
+        refresh: Default::default(),
     });
     let started = tokio::time::timeout(
         spec.timeout,

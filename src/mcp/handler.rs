@@ -3,6 +3,7 @@
 //! entries (through [`Handler::answer_input`]). Also receives the server's notifications.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rmcp::ClientHandler;
 use rmcp::model::CustomNotification;
@@ -36,6 +37,7 @@ pub struct Handler {
     pub protocol_version: ProtocolVersion,
     pub elicitation: Policy,
     pub sampling: sampling::Policy,
+    pub refresh: Arc<ToolsRefresh>,
 }
 
 /// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
@@ -459,14 +461,13 @@ impl ClientHandler for Handler {
             other => other.to_string(),
         };
         let logger = params.logger.map(|l| format!("{l}: ")).unwrap_or_default();
-        self.host.emit(Event::Log {
+        self.host.server_log(
+            &self.server,
             level,
-            message: format!("[{}] {logger}{text}", self.server),
-        });
+            format!("[{}] {logger}{text}", self.server),
+        );
     }
 
-    /// Drops the cached list and fetches the new one in the background, so `listServers` counts
-    /// right and the next `listTools` is quick.
     /// `notifications/elicitation/complete` (2025-11-25): the browser step finished.
     async fn on_custom_notification(
         &self,
@@ -498,21 +499,77 @@ impl ClientHandler for Handler {
         }
     }
 
+    /// Drops the cached list and fetches the new one in the background, so `listServers` counts
+    /// right and the next `listTools` is quick. A burst of notifications is one refresh: it waits
+    /// for [`REFRESH_QUIET`] without another one (at most [`REFRESH_MAX_WAIT`]), then fetches
+    /// once and tells the editor once.
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if !self.refresh.changed() {
+            return;
+        }
         let (tools, peer, server) = (self.tools.clone(), context.peer, self.server.clone());
+        let (refresh, host) = (self.refresh.clone(), self.host.clone());
         tokio::spawn(async move {
+            let generation = refresh.settle().await;
             match peer.list_all_tools().await {
-                Ok(list) => {
+                Ok(list) if refresh.generation() == generation => {
                     let mut cache = tools.lock().unwrap_or_else(|e| e.into_inner());
                     cache.get_or_insert_with(|| Arc::new(list));
                 }
+                // Changed again meanwhile: the next refresh is already scheduled.
+                Ok(_) => {}
                 Err(e) => tracing::debug!(%server, "refreshing tools failed: {e}"),
             }
+            host.emit(Event::ToolsChanged {
+                server: server.to_string(),
+            });
         });
-        self.host.emit(Event::ToolsChanged {
-            server: self.server.to_string(),
-        });
+    }
+}
+
+/// How long a tool list must stay unchanged before it is fetched again.
+pub const REFRESH_QUIET: Duration = Duration::from_millis(100);
+/// The longest a refresh waits for a burst of `list_changed` notifications to end.
+pub const REFRESH_MAX_WAIT: Duration = Duration::from_secs(1);
+
+/// Coalesces `notifications/tools/list_changed`: one refresh per burst.
+#[derive(Debug, Default)]
+pub struct ToolsRefresh {
+    /// (notifications so far, when the last one came, whether a refresh is scheduled)
+    state: std::sync::Mutex<(u64, Option<Instant>, bool)>,
+}
+
+impl ToolsRefresh {
+    /// Records one notification; true when the caller must schedule the refresh.
+    pub fn changed(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        s.1 = Some(Instant::now());
+        !std::mem::replace(&mut s.2, true)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Waits until the burst is over (or has lasted too long), then hands the next
+    /// notification its own refresh; returns the generation being fetched.
+    pub async fn settle(&self) -> u64 {
+        let first = Instant::now();
+        loop {
+            let due = {
+                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let last = s.1.unwrap_or(first);
+                let due = (last + REFRESH_QUIET).min(first + REFRESH_MAX_WAIT);
+                if Instant::now() >= due {
+                    s.2 = false;
+                    return s.0;
+                }
+                due
+            };
+            tokio::time::sleep_until(due.into()).await;
+        }
     }
 }
 

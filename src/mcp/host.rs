@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::flood;
 use crate::elicitation;
 use crate::lsp::ext::ServerStatusParams;
 use crate::roots::Root;
@@ -55,7 +56,11 @@ pub struct Host {
     pub sampling_sessions: sampling::Sessions,
     clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
     completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
+    floods: Floods,
 }
+
+/// Each server's log window (see [`Host::server_log`]).
+type Floods = Arc<Mutex<HashMap<String, flood::Window>>>;
 
 /// Time a person has spent answering one server's questions; a request's timeout counts only
 /// the server's own time.
@@ -111,6 +116,7 @@ impl Host {
             sampling_sessions: sampling::Sessions::default(),
             clocks: Mutex::new(HashMap::new()),
             completions: Mutex::new(HashMap::new()),
+            floods: Floods::default(),
         };
         (Arc::new(host), rx)
     }
@@ -118,6 +124,42 @@ impl Host {
     pub fn emit(&self, event: Event) {
         // The receiver is gone only while the sidecar shuts down.
         let _ = self.events.send(event);
+    }
+
+    /// A server's own log message, rate-limited per server: at most [`flood::PER_SECOND`] a
+    /// second reach the editor; the rest are counted and reported in one line when the window
+    /// ends (at once if the flood goes on, else a second after it began).
+    pub fn server_log(&self, server: &str, level: LogLevel, message: String) {
+        let admit = {
+            let mut floods = self.floods.lock().unwrap_or_else(|e| e.into_inner());
+            let window = floods.entry(server.to_string()).or_default();
+            let admit = window.admit(Instant::now());
+            (admit, window.end())
+        };
+        let (admit, end) = admit;
+        if let Some(dropped) = admit.summary {
+            self.emit(dropped_summary(server, dropped));
+        }
+        if admit.pass {
+            self.emit(Event::Log { level, message });
+        }
+        if admit.first_drop
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (floods, events, server) =
+                (self.floods.clone(), self.events.clone(), server.to_string());
+            runtime.spawn(async move {
+                tokio::time::sleep_until(end.into()).await;
+                let dropped = floods
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_mut(&server)
+                    .and_then(|w| w.flush(Instant::now()));
+                if let Some(dropped) = dropped {
+                    let _ = events.send(dropped_summary(&server, dropped));
+                }
+            });
+        }
     }
 
     pub fn roots(&self) -> Vec<Root> {
@@ -185,14 +227,14 @@ impl Host {
             .remove(&format!("{server}\0{id}"));
     }
 
-    /// Signals a completion; false for ids nobody waits on (which the spec says to ignore).
+    /// Signals a completion; false for ids nobody waits on (which the spec says to ignore). The
+    /// first one counts: repeats for the same id are ignored too.
     pub fn complete(&self, server: &str, id: &str) -> bool {
         let waiter = self
             .completions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&format!("{server}\0{id}"))
-            .cloned();
+            .remove(&format!("{server}\0{id}"));
         waiter.map(|n| n.notify_one()).is_some()
     }
 
@@ -220,5 +262,18 @@ impl Host {
         if let Some(sink) = sink {
             sink(update);
         }
+    }
+}
+
+/// The one line that reports a window's dropped log messages.
+fn dropped_summary(server: &str, dropped: u64) -> Event {
+    let message = format!(
+        "{dropped} messages from {server} dropped (more than {} a second)",
+        flood::PER_SECOND
+    );
+    tracing::warn!(server, dropped, "log flood: {message}");
+    Event::Log {
+        level: LogLevel::Warning,
+        message: format!("[{server}] {message}"),
     }
 }

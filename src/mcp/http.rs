@@ -474,6 +474,12 @@ impl Link {
 
     /// One SSE event's data, handled as a stdio line would be.
     fn inbound(&self, data: &str) -> Inbound {
+        if memchr::memmem::find(data.as_bytes(), b"notifications/progress").is_some()
+            && let Ok(message) = serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data)
+            && self.diag.deliver_progress(&message)
+        {
+            return Inbound::Drop;
+        }
         let mentions = memchr::memmem::find(data.as_bytes(), b"elicitation/create").is_some()
             || memchr::memmem::find(data.as_bytes(), b"sampling/createMessage").is_some();
         if !mentions && serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data).is_ok() {

@@ -6,6 +6,7 @@
 
 mod connection;
 mod error;
+mod flood;
 mod handler;
 mod host;
 mod http;

@@ -54,6 +54,7 @@ impl StdioTransport {
     /// Acts on one parsed line; a message is queued for [`Transport::receive`].
     fn handle(&mut self, line: Line) {
         match line {
+            Line::Message(message) if self.diag.deliver_progress(&message) => {}
             Line::Message(message) => self.queued.push_back(*message),
             Line::Skip => {}
             Line::Garbage(problem) => tracing::warn!(
