@@ -184,7 +184,12 @@ fn sample_value(property: &Value) -> Value {
 pub async fn run(run: Run) -> Result<(), String> {
     tracing::info!(scenario = %run.scenario, version = %run.protocol_version, url = %run.url, "conformance run");
     let layers = [Layer::new(Source::EditorSettings, run.settings())];
-    let (resolved, errors) = config::resolve(&layers, &Context::default());
+    // The settings are the sidecar's own (no editor): its servers run without trust.
+    let cx = Context {
+        editor_scopes: config::EditorScopes::Own,
+        ..Context::default()
+    };
+    let (resolved, errors) = config::resolve(&layers, &cx);
     if let Some(e) = errors.first() {
         return Err(format!("configuration: {e}"));
     }

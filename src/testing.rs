@@ -33,6 +33,7 @@ impl Script {
                 edit_draft: true,
                 clipboard: true,
                 language_model: false,
+                server_scopes: false,
             },
             ..Default::default()
         }

@@ -215,8 +215,10 @@ def read():
             length = int(value)
     return json.loads(p.stdout.read(length))
 
+settings["serverScopes"] = {name: "user" for name in settings["servers"]}
 send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "processId": None, "rootUri": None, "capabilities": {}, "workspaceFolders": [],
+    "processId": None, "rootUri": None, "workspaceFolders": [],
+    "capabilities": {"experimental": {"mcpSidecar": {"serverScopes": True}}},
     "initializationOptions": settings}})
 running = set()
 initialized = False

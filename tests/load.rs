@@ -159,7 +159,11 @@ async fn a_thousand_concurrent_mcp_requests_are_routed_by_id() {
     isolate_user_config();
     let (manager, _events) = mcp_sidecar::mcp::Manager::new();
     let layers = [Layer::new(Source::EditorSettings, servers_config())];
-    let (resolved, errors) = config::resolve(&layers, &Context::default());
+    let cx = Context {
+        editor_scopes: config::EditorScopes::Own,
+        ..Context::default()
+    };
+    let (resolved, errors) = config::resolve(&layers, &cx);
     assert!(errors.is_empty(), "{errors:?}");
     manager.apply(resolved).await;
     eventually("every demo server running", || {

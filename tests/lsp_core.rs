@@ -35,7 +35,8 @@ async fn initialize_declares_the_contract_and_starts_nothing_inside_it() {
     let response = editor
         .request(
             "initialize",
-            json!({"capabilities": {}, "initializationOptions": {"servers": {"demo": demo_server("both", None)}}}),
+            json!({"capabilities": {"experimental": full_ui()},
+                   "initializationOptions": with_user_scopes(json!({"servers": {"demo": demo_server("both", None)}}))}),
         )
         .await;
     let caps = &response["result"]["capabilities"];
@@ -370,8 +371,8 @@ async fn editors_without_workspace_folders_fall_back_to_root_uri() {
     let response = editor
         .request(
             "initialize",
-            json!({"capabilities": {}, "rootUri": file_uri(a.path()),
-                   "initializationOptions": {"servers": {"demo": demo_server("both", None)}}}),
+            json!({"capabilities": {"experimental": full_ui()}, "rootUri": file_uri(a.path()),
+                   "initializationOptions": with_user_scopes(json!({"servers": {"demo": demo_server("both", None)}}))}),
         )
         .await;
     assert!(response.get("result").is_some());

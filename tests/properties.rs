@@ -261,6 +261,7 @@ fn var_context() -> VarContext {
             ("token".to_string(), "${workspaceFolder}".to_string()),
             ("a.b".to_string(), String::new()),
         ]),
+        keep_missing_inputs: false,
     }
 }
 

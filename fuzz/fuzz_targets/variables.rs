@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let cx = VarContext {
         workspace_folder: Some(PathBuf::from("/w/proj")),
         inputs: [("key".to_string(), "${workspaceFolder}".to_string())].into(),
+        keep_missing_inputs: false,
     };
     let expanded = expand(text, &cx);
     if !text.contains("${") {

@@ -1,5 +1,5 @@
 //! A workspace `mcp.json` (JSONC), read as the sidecar reads a folder's file before anyone trusts
-//! it: parsed, its `${input:...}` ids collected, then resolved into server definitions. Never a
+//! it: parsed, an `${input:...}` definition looked up, then resolved into server definitions. Never a
 //! panic, never a hang; every server error names its server.
 #![no_main]
 
@@ -23,10 +23,11 @@ fuzz_target!(|data: &[u8]| {
         folder: Some(folder.clone()),
     };
     let layers = [layer];
-    let _ = config::inputs_needed(&layers);
+    let _ = config::input_def(&layers, &layers[0].source, "key");
     let cx = Context {
         folders: vec![folder],
-        inputs: [("key".to_string(), "v".to_string())].into(),
+        inputs: [(config::input_key(&layers[0].source, "key"), "v".to_string())].into(),
+        ..Context::default()
     };
     let (resolved, _) = config::resolve(&layers, &cx);
     for server in &resolved.servers {

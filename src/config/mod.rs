@@ -3,6 +3,7 @@
 //! [`ServerSpec`]s. Each server is validated on its own, so one bad entry never stops the others.
 //! The reference is `docs/configuration.md`.
 
+mod file;
 mod server;
 mod settings;
 pub mod trust;
@@ -10,6 +11,7 @@ mod user_file;
 pub mod vars;
 pub mod workspace;
 
+pub use file::{MAX_FILE_BYTES, read_small_file};
 pub use server::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec, TrustInfo};
 pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
 pub use user_file::{UserFile, user_config_path};
@@ -69,11 +71,35 @@ pub struct RawServer {
 }
 
 /// What resolution needs besides the layers: the workspace folders (for `${workspaceFolder}`
-/// and trust) and the answers to `${input:...}` already given this session.
+/// and trust), the answers to `${input:...}` already given this session (keyed by
+/// [`input_key`]: the same id in two files is two inputs), and what the editor says about the
+/// scope of its own servers.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     pub folders: Vec<PathBuf>,
     pub inputs: HashMap<String, String>,
+    pub editor_scopes: EditorScopes,
+}
+
+/// Whether the servers in the editor's settings are the person's own (user scope) or come from
+/// the editor's workspace-level settings (need trust).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EditorScopes {
+    /// The editor did not declare `serverScopes`: every server from its settings needs trust
+    /// (fail closed; the sidecar cannot tell a workspace's `.vscode/settings.json` apart).
+    #[default]
+    Unreported,
+    /// The editor declared `serverScopes`: `"user"` in the map is trusted, anything else (or a
+    /// server missing from the map) needs trust.
+    Reported,
+    /// The settings are the sidecar's own, not an editor's (conformance runs, benchmarks).
+    Own,
+}
+
+/// The key of one `${input:id}` answer: the id within the file (or the editor settings) that
+/// uses it.
+pub fn input_key(source: &Source, id: &str) -> String {
+    format!("{source}\u{0}{id}")
 }
 
 /// One `inputs` entry of a `.vscode/mcp.json`.
@@ -89,52 +115,36 @@ pub struct InputDef {
     pub default: Option<String>,
 }
 
-/// The `${input:id}` variables the servers use, with their definitions (an undeclared id gets
-/// a plain one), in first-use order.
-pub fn inputs_needed(layers: &[Layer]) -> Vec<InputDef> {
-    let mut declared: HashMap<String, InputDef> = HashMap::new();
-    for layer in layers {
-        for input in layer
-            .value
-            .get("inputs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Ok(def) = serde_json::from_value::<InputDef>(input.clone()) {
-                declared.entry(def.id.clone()).or_insert(def);
-            }
-        }
-    }
-    let mut needed: Vec<InputDef> = Vec::new();
-    for layer in layers {
-        for key in ["servers", "mcpServers"] {
-            let text = layer
-                .value
-                .get(key)
-                .map(Value::to_string)
-                .unwrap_or_default();
-            for id in vars::input_ids(&text) {
-                if !needed.iter().any(|d| d.id == id) {
-                    needed.push(declared.get(&id).cloned().unwrap_or(InputDef {
-                        id: id.clone(),
-                        description: None,
-                        password: false,
-                        default: None,
-                    }));
-                }
-            }
-        }
-    }
-    needed
+/// The definition of `${input:id}` as used by a server from `source`: that source's own
+/// `inputs` entry (a workspace file cannot redefine the prompt of an input the person's own file
+/// declares), or a plain one.
+pub fn input_def(layers: &[Layer], source: &Source, id: &str) -> InputDef {
+    layers
+        .iter()
+        .filter(|l| &l.source == source)
+        .flat_map(|l| l.value.get("inputs").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|input| serde_json::from_value::<InputDef>(input.clone()).ok())
+        .find(|def| def.id == id)
+        .unwrap_or(InputDef {
+            id: id.to_string(),
+            description: None,
+            password: false,
+            default: None,
+        })
 }
 
-/// The effective configuration: settings from the highest-precedence source that has each key,
-/// servers merged by name (the higher source wins), every server validated on its own.
+/// The effective configuration: settings merged from the sources allowed to set them, servers
+/// merged by name (the higher source wins), every server validated on its own.
 #[derive(Debug, Clone, Default)]
 pub struct Resolved {
     pub settings: Settings,
     pub servers: Vec<Result<ServerSpec, ConfigError>>,
+    /// Keys that were ignored (workspace files may set only a few), each file reported once.
+    pub warnings: Vec<ConfigError>,
+    /// The editor's workspace is in Restricted Mode (`workspaceTrusted: false` in the editor's
+    /// settings): no workspace-scoped server runs and no trust question is asked.
+    pub restricted: bool,
 }
 
 /// One source of settings, as a JSON object, in precedence order (highest first).
@@ -154,13 +164,64 @@ impl Layer {
             folder: None,
         }
     }
+
+    /// A file inside a workspace folder (`.vscode/mcp.json`, `.mcp.json`, `.cursor/mcp.json`).
+    fn is_workspace_file(&self) -> bool {
+        self.scope == Scope::Workspace && matches!(self.source, Source::File(_))
+    }
 }
 
-/// Merges layers (highest precedence first): top-level keys from the first layer that has them,
-/// `servers` (or `mcpServers`) merged by name.
+/// What a workspace file may set besides its servers and inputs: keys that can only narrow
+/// what servers see. `roots.exclude` adds up across sources (it never replaces an exclusion).
+pub const WORKSPACE_ALLOWED: &[&str] = &["servers", "mcpServers", "inputs", "roots.exclude"];
+
+/// Top-level keys whose objects are merged key by key across sources (the highest source that
+/// has a sub-key wins it), so an editor-level `sampling.provider` does not hide the person's own
+/// `sampling.openai`.
+const MERGED_OBJECTS: &[&str] = &["sampling", "elicitation", "roots"];
+
+/// Keys that only the editor's own settings may carry.
+const EDITOR_ONLY: &[&str] = &["serverScopes", "workspaceTrusted"];
+
+/// A workspace file's object with everything it may not set removed; the removed keys are named.
+fn workspace_allowed(
+    obj: &serde_json::Map<String, Value>,
+) -> (serde_json::Map<String, Value>, Vec<String>) {
+    let mut kept = serde_json::Map::new();
+    let mut ignored = Vec::new();
+    for (key, value) in obj {
+        match key.as_str() {
+            "servers" | "mcpServers" | "inputs" => {
+                kept.insert(key.clone(), value.clone());
+            }
+            "roots" => match value.as_object() {
+                Some(roots) => {
+                    for (sub, v) in roots {
+                        if sub == "exclude" {
+                            kept.insert("roots".into(), serde_json::json!({"exclude": v}));
+                        } else {
+                            ignored.push(format!("roots.{sub}"));
+                        }
+                    }
+                }
+                None => ignored.push(key.clone()),
+            },
+            _ => ignored.push(key.clone()),
+        }
+    }
+    (kept, ignored)
+}
+
+/// Merges layers (highest precedence first). Workspace files contribute only their servers,
+/// inputs and `roots.exclude` (anything else is ignored with one warning per file); other
+/// top-level keys come from the highest source that has them, `sampling` / `elicitation` /
+/// `roots` key by key, `roots.exclude` from every source; `servers` (or `mcpServers`) are merged
+/// by name.
 pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let mut top = serde_json::Map::new();
+    let mut excludes: Vec<Value> = Vec::new();
     let mut servers: BTreeMap<String, RawServer> = BTreeMap::new();
     for layer in layers {
         let Some(obj) = layer.value.as_object() else {
@@ -173,17 +234,70 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
             }
             continue;
         };
+        let allowed;
+        let obj = if layer.is_workspace_file() {
+            let (kept, ignored) = workspace_allowed(obj);
+            if !ignored.is_empty() {
+                warnings.push(ConfigError {
+                    origin: layer.source.clone(),
+                    server: None,
+                    message: format!(
+                        "ignored {}: a workspace file may set only {}",
+                        ignored
+                            .iter()
+                            .map(|k| format!("\"{k}\""))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        WORKSPACE_ALLOWED
+                            .iter()
+                            .map(|k| format!("\"{k}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+            allowed = kept;
+            &allowed
+        } else {
+            obj
+        };
         for (key, value) in obj {
             match key.as_str() {
                 "servers" | "mcpServers" => {
                     collect_servers(layer, value, &mut servers, &mut errors)
                 }
-                "serverScopes" | "inputs" => {}
+                "inputs" => {}
+                k if EDITOR_ONLY.contains(&k) => {}
+                k if MERGED_OBJECTS.contains(&k) && value.is_object() => {
+                    if let Some(Value::Array(items)) = value.get("exclude").filter(|_| k == "roots")
+                    {
+                        excludes.extend(items.iter().cloned());
+                    }
+                    let slot = top
+                        .entry(key.clone())
+                        .or_insert_with(|| Value::Object(Default::default()));
+                    if let (Some(slot), Some(value)) = (slot.as_object_mut(), value.as_object()) {
+                        for (sub, v) in value {
+                            slot.entry(sub.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
                 _ => {
                     top.entry(key.clone()).or_insert_with(|| value.clone());
                 }
             }
         }
+    }
+    if let Some(roots) = top.get_mut("roots").and_then(Value::as_object_mut)
+        && roots.get("exclude").is_some_and(Value::is_array)
+    {
+        let mut all: Vec<Value> = Vec::new();
+        for item in excludes {
+            if !all.contains(&item) {
+                all.push(item);
+            }
+        }
+        roots.insert("exclude".into(), Value::Array(all));
     }
     let settings = match Settings::from_value(Value::Object(top)) {
         Ok(s) => s,
@@ -199,27 +313,43 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
             Settings::default()
         }
     };
-    // The editor says which of its servers come from workspace-level settings.
-    let scopes = layers
-        .iter()
-        .find(|l| l.source == Source::EditorSettings)
+    let editor = layers.iter().find(|l| l.source == Source::EditorSettings);
+    // The editor says which of its servers come from its user-level settings.
+    let scopes = editor
         .and_then(|l| l.value.get("serverScopes"))
         .and_then(Value::as_object);
+    let restricted = editor
+        .and_then(|l| l.value.get("workspaceTrusted"))
+        .and_then(Value::as_bool)
+        == Some(false);
     let servers = servers
         .into_values()
         .map(|mut raw| {
-            if raw.source == Source::EditorSettings
-                && scopes
-                    .and_then(|s| s.get(&raw.name))
-                    .and_then(Value::as_str)
-                    == Some("workspace")
-            {
-                raw.scope = Scope::Workspace;
+            if raw.source == Source::EditorSettings {
+                let user = match cx.editor_scopes {
+                    EditorScopes::Own => true,
+                    EditorScopes::Unreported => false,
+                    EditorScopes::Reported => {
+                        scopes
+                            .and_then(|s| s.get(&raw.name))
+                            .and_then(Value::as_str)
+                            == Some("user")
+                    }
+                };
+                raw.scope = if user { Scope::User } else { Scope::Workspace };
             }
             ServerSpec::parse(&raw, cx)
         })
         .collect();
-    (Resolved { settings, servers }, errors)
+    (
+        Resolved {
+            settings,
+            servers,
+            warnings,
+            restricted,
+        },
+        errors,
+    )
 }
 
 fn collect_servers(
@@ -266,7 +396,8 @@ pub fn layers(editor_settings: &Value, folders: &[PathBuf]) -> (Vec<Layer>, Vec<
     (layers, errors)
 }
 
-/// The effective configuration (no `${input:}` answers).
+/// The effective configuration (no `${input:}` answers; servers from `editor_settings` need
+/// trust, as from an editor that does not report scopes).
 pub fn load(editor_settings: &Value) -> (Resolved, Vec<ConfigError>) {
     let (layers, mut errors) = layers(editor_settings, &[]);
     let (resolved, more) = resolve(&layers, &Context::default());

@@ -1,6 +1,6 @@
 //! One server definition in the VS Code `mcp.json` shape, plus the sidecar's own keys.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,14 +37,30 @@ pub struct ServerSpec {
     pub sampling: crate::sampling::Policy,
     /// Set for definitions from the workspace: they run only once the person trusts them.
     pub trust: Option<TrustInfo>,
+    /// `${input:id}` ids the definition uses that have no answer yet: the server does not start
+    /// until they are answered (they are asked only for servers that may start).
+    pub missing_inputs: Vec<String>,
+    /// The `envFile` read (expanded), so that a change to it is noticed.
+    pub env_file: Option<PathBuf>,
 }
 
-/// What a trust decision is about: this exact definition, in this workspace.
+/// What a trust decision is about: this exact definition, in this workspace, and what it
+/// expands to at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustInfo {
     pub workspace: String,
     /// The definition as written (before variables), canonical JSON.
     pub definition: String,
+    /// SHA-256 (hex) of what the definition runs, `${input:}` references left as written: for
+    /// stdio the executable `command` resolves to on the `PATH` the server gets, `args`, the
+    /// environment it adds (`env` and the contents of `envFile`) and `cwd`; for HTTP the expanded
+    /// URL and the header names. A digest, so no secret value is stored.
+    pub resolved: String,
+    /// The definition as written, for the trust question: command line (or URL), the names of
+    /// its env variables and headers, its `envFile` and `cwd`; never a value.
+    pub summary: String,
+    /// The settings that loosen what the sidecar does for it ("sampling without review", ...).
+    pub asks_for: Vec<String>,
 }
 
 /// The keys whose strings may hold variables.
@@ -117,25 +133,58 @@ impl ServerSpec {
                 tracing::debug!(server = %raw.name, key, "ignoring unknown server key");
             }
         }
-        let var_cx = VarContext {
-            workspace_folder: raw.folder.clone().or_else(|| cx.folders.first().cloned()),
-            inputs: cx.inputs.clone(),
+        // `${input:}` answers belong to the file (or editor settings) that uses them.
+        let used: Vec<String> = EXPANDED
+            .iter()
+            .filter_map(|k| obj.get(*k))
+            .flat_map(|v| vars::input_ids(&v.to_string()))
+            .fold(Vec::new(), |mut ids, id| {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+                ids
+            });
+        let inputs: HashMap<String, String> = used
+            .iter()
+            .filter_map(|id| {
+                cx.inputs
+                    .get(&super::input_key(&raw.source, id))
+                    .map(|v| (id.clone(), v.clone()))
+            })
+            .collect();
+        let missing_inputs: Vec<String> = used
+            .iter()
+            .filter(|id| !inputs.contains_key(*id))
+            .cloned()
+            .collect();
+        // No answer reaches a message: each is put back as the reference it came from.
+        let redact = |message: String| {
+            inputs
+                .iter()
+                .filter(|(_, v)| v.len() >= 3)
+                .fold(message, |m, (id, v)| {
+                    m.replace(v.as_str(), &format!("${{input:{id}}}"))
+                })
         };
-        let mut expanded = obj.clone();
-        for key in EXPANDED {
-            if let Some(v) = expanded.get_mut(*key) {
-                expand_strings(v, &var_cx).map_err(|e| err(format!("\"{key}\": {e}")))?;
-            }
-        }
-        let obj = &expanded;
-        let mut transport = parse_transport(obj).map_err(err)?;
-        if let (Some(env_file), TransportSpec::Stdio { env, .. }) =
-            (opt_str(obj, "envFile").map_err(err)?, &mut transport)
-        {
-            for (k, v) in read_env_file(&env_file).map_err(err)? {
-                env.entry(k).or_insert(v);
-            }
-        }
+        let err = |message: String| err(redact(message));
+        let workspace_folder = raw.folder.clone().or_else(|| cx.folders.first().cloned());
+        let var_cx = VarContext {
+            workspace_folder: workspace_folder.clone(),
+            inputs: inputs.clone(),
+            keep_missing_inputs: true,
+        };
+        let (transport, env_file) = expand_transport(obj, &var_cx).map_err(err)?;
+        let subject = if raw.scope == Scope::Workspace {
+            let subject_cx = VarContext {
+                workspace_folder,
+                inputs: HashMap::new(),
+                keep_missing_inputs: true,
+            };
+            let (subject, _) = expand_transport(obj, &subject_cx).map_err(err)?;
+            Some(digest(&subject_json(&subject)))
+        } else {
+            None
+        };
         let disabled = opt_bool(obj, "disabled").map_err(err)?.unwrap_or(false);
         let protocol = match obj.get("protocolVersion") {
             None | Some(Value::Null) => ProtocolPin::Auto,
@@ -196,7 +245,7 @@ impl ServerSpec {
         // The workspace a decision belongs to: the folder of the defining file (or, for the
         // editor's workspace-level settings, the first folder), so adding or removing other
         // folders neither forgets the decision nor restarts the server.
-        let trust = (raw.scope == Scope::Workspace).then(|| TrustInfo {
+        let trust = subject.map(|resolved| TrustInfo {
             workspace: raw
                 .folder
                 .as_ref()
@@ -204,9 +253,23 @@ impl ServerSpec {
                 .map(|f| f.display().to_string())
                 .unwrap_or_default(),
             definition: raw.value.to_string(),
+            resolved,
+            summary: summary(obj),
+            asks_for: asks_for(
+                sampling,
+                elicitation,
+                &roots,
+                &raw.folder
+                    .iter()
+                    .chain(&cx.folders)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
         });
         Ok(ServerSpec {
             trust,
+            missing_inputs,
+            env_file,
             sampling,
             elicitation,
             name: raw.name.clone(),
@@ -237,6 +300,191 @@ const KNOWN_KEYS: &[&str] = &[
     "sampling",
     "envFile",
 ];
+
+/// The transport after variables, with the `envFile` (its path expanded) merged under `env`.
+fn expand_transport(
+    obj: &serde_json::Map<String, Value>,
+    cx: &VarContext,
+) -> Result<(TransportSpec, Option<PathBuf>), String> {
+    let mut expanded = obj.clone();
+    for key in EXPANDED {
+        if let Some(v) = expanded.get_mut(*key) {
+            expand_strings(v, cx).map_err(|e| format!("\"{key}\": {e}"))?;
+        }
+    }
+    let mut transport = parse_transport(&expanded)?;
+    let mut env_file = None;
+    if let (Some(path), TransportSpec::Stdio { env, .. }) =
+        (opt_str(&expanded, "envFile")?, &mut transport)
+    {
+        for (k, v) in read_env_file(&path)? {
+            env.entry(k).or_insert(v);
+        }
+        env_file = Some(crate::roots::expand_home(&path));
+    }
+    Ok((transport, env_file))
+}
+
+/// What a transport runs, as canonical JSON for the trust digest.
+fn subject_json(transport: &TransportSpec) -> Value {
+    match transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => serde_json::json!({
+            "type": "stdio",
+            "command": command,
+            "executable": resolve_executable(command, env, cwd.as_deref())
+                .map(|p| p.display().to_string()),
+            "args": args,
+            "env": env,
+            "cwd": cwd.as_ref().map(|c| c.display().to_string()),
+        }),
+        TransportSpec::Http { url, headers } => serde_json::json!({
+            "type": "http",
+            "url": url.as_str(),
+            "headers": headers.keys().collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// SHA-256 of a value's JSON text, in hex.
+fn digest(value: &Value) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(value.to_string().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The file `command` runs, found as the spawn finds it: a name with a `/` relative to the
+/// server's `cwd`, a bare name on the `PATH` the server gets (its own `env`, else the sidecar's).
+pub fn resolve_executable(
+    command: &str,
+    env: &BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let base = cwd
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let path = base.join(crate::roots::expand_home(command));
+        return runnable(&path).then(|| path.canonicalize().unwrap_or(path));
+    }
+    let path_var = env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| base.join(dir).join(command))
+        .find(|p| runnable(p))
+        .map(|p| p.canonicalize().unwrap_or(p))
+}
+
+/// The definition as written, for the trust question: no value of any variable, env entry or
+/// header is shown (references such as `${env:TOKEN}` are shown as written).
+fn summary(obj: &serde_json::Map<String, Value>) -> String {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let names = |key: &str| -> Vec<String> {
+        obj.get(key)
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut line = if let Some(command) = obj.get("command") {
+        let quote = |s: String| {
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+${}".contains(c))
+            {
+                s
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        };
+        std::iter::once(text(command))
+            .chain(
+                obj.get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(text),
+            )
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        obj.get("url").map(text).unwrap_or_default()
+    };
+    let env = names("env");
+    if !env.is_empty() {
+        line.push_str(&format!(" (env: {})", env.join(", ")));
+    }
+    if let Some(file) = obj.get("envFile") {
+        line.push_str(&format!(" (env file: {})", text(file)));
+    }
+    let headers = names("headers");
+    if !headers.is_empty() {
+        line.push_str(&format!(" (headers: {})", headers.join(", ")));
+    }
+    if let Some(cwd) = obj.get("cwd") {
+        line.push_str(&format!(" (in {})", text(cwd)));
+    }
+    line
+}
+
+/// The per-server settings that loosen what the sidecar does, in words.
+fn asks_for(
+    sampling: crate::sampling::Policy,
+    elicitation: crate::elicitation::Policy,
+    roots: &RootsFilter,
+    folders: &[PathBuf],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    match sampling {
+        crate::sampling::Policy::Auto => {
+            out.push("sampling without review (sampling.policy: auto)".to_string())
+        }
+        crate::sampling::Policy::ReviewResponse => out.push(
+            "sampling requests sent unreviewed (sampling.policy: reviewResponse)".to_string(),
+        ),
+        _ => {}
+    }
+    if elicitation == crate::elicitation::Policy::AcceptDefaults {
+        out.push(
+            "questions answered with defaults unasked (elicitation.policy: acceptDefaults)".into(),
+        );
+    }
+    if let RootsFilter::Only(paths) = roots {
+        let outside: Vec<String> = paths
+            .iter()
+            .filter(|p| !folders.iter().any(|f| p.starts_with(f)))
+            .map(|p| p.display().to_string())
+            .collect();
+        let listed: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        out.push(if outside.is_empty() {
+            format!("roots: {}", listed.join(", "))
+        } else {
+            format!(
+                "roots: {} (outside the workspace folders: {})",
+                listed.join(", "),
+                outside.join(", ")
+            )
+        });
+    }
+    out
+}
 
 fn parse_transport(obj: &serde_json::Map<String, Value>) -> Result<TransportSpec, String> {
     let kind = opt_str(obj, "type")?;
@@ -292,37 +540,13 @@ fn expand_strings(value: &mut Value, cx: &VarContext) -> Result<(), String> {
     Ok(())
 }
 
-/// The largest `envFile` read.
-const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
-
 /// `envFile`: `KEY=VALUE` lines (`#` comments, optional quotes, optional `export`). Only a
-/// regular file up to [`MAX_ENV_FILE_BYTES`] is read: definitions (a workspace's too) are parsed
-/// before anyone trusts them, so a FIFO, a device or a huge file must fail, not block or fill
-/// memory.
+/// regular file up to 1 MiB is read ([`super::file::read_small_file`]): definitions (a
+/// workspace's too) are parsed before anyone trusts them, so a FIFO, a device or a huge file must
+/// fail, not block or fill memory.
 fn read_env_file(path: &str) -> Result<Vec<(String, String)>, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let fail = |e: &dyn std::fmt::Display| format!("\"envFile\" {path}: {e}");
-    // Non-blocking, so opening a FIFO that nobody writes returns at once.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(crate::roots::expand_home(path))
-        .map_err(|e| fail(&e))?;
-    let meta = file.metadata().map_err(|e| fail(&e))?;
-    if !meta.is_file() {
-        return Err(fail(&"not a regular file"));
-    }
-    if meta.len() > MAX_ENV_FILE_BYTES {
-        return Err(fail(&format!(
-            "larger than {} KiB",
-            MAX_ENV_FILE_BYTES / 1024
-        )));
-    }
-    let mut text = String::new();
-    file.take(MAX_ENV_FILE_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| fail(&e))?;
+    let text = super::file::read_small_file(&crate::roots::expand_home(path))
+        .map_err(|e| format!("\"envFile\" {path}: {e}"))?;
     Ok(text
         .lines()
         .map(str::trim)

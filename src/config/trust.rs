@@ -1,5 +1,8 @@
 //! Trust decisions for servers defined inside a workspace, kept per workspace and per exact
-//! definition (a changed command or args asks again) in `$XDG_STATE_HOME/mcp-sidecar/trust.json`.
+//! subject in `$XDG_STATE_HOME/mcp-sidecar/trust.json`: the definition as written and a digest of
+//! what it expands to at start ([`TrustInfo`](super::TrustInfo)), so a changed command, args,
+//! `envFile` contents, environment or resolved executable asks again. Only the latest decision
+//! per server is kept: changing a definition back asks again too.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +14,10 @@ pub struct Decision {
     pub server: String,
     /// The definition as written (before variables), canonical JSON.
     pub definition: String,
+    /// The digest of what the definition expands to (decisions stored before it existed have
+    /// none, and so ask again).
+    #[serde(default)]
+    pub resolved: String,
     pub trusted: bool,
 }
 
@@ -29,21 +36,27 @@ fn load_from(path: &Path) -> Vec<Decision> {
         .unwrap_or_default()
 }
 
-/// The stored decision for this exact definition, if any.
-pub fn decision(workspace: &str, server: &str, definition: &str) -> Option<bool> {
+/// The stored decision for this exact subject, if any.
+pub fn decision(server: &str, info: &super::TrustInfo) -> Option<bool> {
     load()
         .into_iter()
-        .find(|d| d.workspace == workspace && d.server == server && d.definition == definition)
+        .find(|d| {
+            d.workspace == info.workspace
+                && d.server == server
+                && d.definition == info.definition
+                && d.resolved == info.resolved
+        })
         .map(|d| d.trusted)
 }
 
 /// Records a decision (replacing any for the same workspace and server).
-pub fn record(workspace: &str, server: &str, definition: &str, trusted: bool) {
+pub fn record(server: &str, info: &super::TrustInfo, trusted: bool) {
     let Some(path) = store_path() else { return };
     let decision = Decision {
-        workspace: workspace.into(),
+        workspace: info.workspace.clone(),
         server: server.into(),
-        definition: definition.into(),
+        definition: info.definition.clone(),
+        resolved: info.resolved.clone(),
         trusted,
     };
     if let Err(e) = record_in(&path, decision) {
@@ -93,6 +106,7 @@ mod tests {
             workspace: "/ws".into(),
             server: server.into(),
             definition: format!("{{\"command\":\"{server}\"}}"),
+            resolved: String::new(),
             trusted,
         }
     }

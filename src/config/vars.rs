@@ -11,6 +11,9 @@ pub struct VarContext {
     /// The folder the defining file belongs to (or the first workspace folder).
     pub workspace_folder: Option<PathBuf>,
     pub inputs: HashMap<String, String>,
+    /// Leave an unanswered `${input:id}` as it is written instead of failing (for the trust
+    /// subject, and for servers whose inputs are asked only once they may start).
+    pub keep_missing_inputs: bool,
 }
 
 /// Expands every `${...}` in `text`.
@@ -49,11 +52,11 @@ fn value_of(var: &str, cx: &VarContext) -> Result<String, String> {
         "userHome" => env("HOME").ok_or_else(|| "${userHome}: HOME is not set".to_string()),
         _ => {
             if let Some(id) = var.strip_prefix("input:") {
-                return cx
-                    .inputs
-                    .get(id)
-                    .cloned()
-                    .ok_or_else(|| format!("${{input:{id}}} was not answered"));
+                return match cx.inputs.get(id) {
+                    Some(value) => Ok(value.clone()),
+                    None if cx.keep_missing_inputs => Ok(format!("${{input:{id}}}")),
+                    None => Err(format!("${{input:{id}}} was not answered")),
+                };
             }
             if let Some(name) = var.strip_prefix("env:") {
                 return env(name).ok_or_else(|| format!("${{env:{name}}}: {name} is not set"));
@@ -92,6 +95,7 @@ mod tests {
         VarContext {
             workspace_folder: Some(PathBuf::from("/w/proj")),
             inputs: HashMap::from([("key".to_string(), "s3cret".to_string())]),
+            keep_missing_inputs: false,
         }
     }
 
@@ -149,6 +153,14 @@ mod tests {
                 .contains("workspace folder")
         );
         assert_eq!(input_ids("${input:a} and ${input:b}"), ["a", "b"]);
+        let keep = VarContext {
+            keep_missing_inputs: true,
+            ..cx()
+        };
+        assert_eq!(
+            expand("${input:other} ${input:key}", &keep).unwrap(),
+            "${input:other} s3cret"
+        );
     }
 
     proptest::proptest! {

@@ -31,7 +31,7 @@ pub fn read(
     folder: Option<PathBuf>,
 ) -> Result<Option<Layer>, ConfigError> {
     let source = Source::File(path.display().to_string());
-    let text = match std::fs::read_to_string(path) {
+    let text = match super::file::read_small_file(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {

@@ -212,7 +212,7 @@ fn set_trust(backend: &Backend, server: &str, trusted: bool) -> Result<Value> {
             "\"{server}\" is not a server defined in the workspace (only those need trust)"
         ))
     })?;
-    crate::config::trust::record(&info.workspace, server, &info.definition, trusted);
+    crate::config::trust::record(server, &info, trusted);
     backend.reconfigure();
     Ok(serde_json::json!({"server": server, "trusted": trusted}))
 }

@@ -60,6 +60,9 @@ pub struct EditorCapabilities {
     pub edit_draft: bool,
     pub clipboard: bool,
     pub language_model: bool,
+    /// The editor reports each of its servers' scope in the settings' `serverScopes`; without
+    /// it every server from the editor's settings needs trust.
+    pub server_scopes: bool,
 }
 
 impl EditorCapabilities {

@@ -59,6 +59,7 @@ pub fn spawn(
             reported: HashSet::new(),
             asked_trust: HashSet::new(),
             stamps: HashMap::new(),
+            env_files: Vec::new(),
         };
         let mut poll = tokio::time::interval(POLL);
         loop {
@@ -88,7 +89,8 @@ struct Task {
     editor: Editor,
     manager: Arc<Manager>,
     state: Arc<ConfigState>,
-    /// `${input:}` answers, in memory for this editor session only.
+    /// `${input:}` answers (keyed by [`config::input_key`]), in memory for this editor session
+    /// only.
     inputs: HashMap<String, String>,
     asked_inputs: HashSet<String>,
     /// Problems already shown (each is reported once).
@@ -96,13 +98,17 @@ struct Task {
     /// Trust questions already asked this session (server + definition).
     asked_trust: HashSet<String>,
     stamps: HashMap<PathBuf, Option<SystemTime>>,
+    /// The servers' `envFile`s, watched like the config files.
+    env_files: Vec<PathBuf>,
 }
 
 impl Task {
     /// Whether any config file appeared, changed or disappeared since the last look.
     fn files_changed(&mut self) -> bool {
         let mut changed = false;
-        for path in config::workspace::watched_files(&self.state.folder_paths()) {
+        let mut files = config::workspace::watched_files(&self.state.folder_paths());
+        files.extend(self.env_files.iter().cloned());
+        for path in files {
             let stamp = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
             match self.stamps.insert(path, stamp) {
                 Some(previous) if previous != stamp => changed = true,
@@ -110,6 +116,42 @@ impl Task {
             }
         }
         changed
+    }
+
+    /// Reads every source and resolves it on a blocking thread: files may be slow, and the
+    /// event loop keeps answering the editor meanwhile.
+    async fn resolve(
+        &self,
+        settings: &Value,
+        folders: &[PathBuf],
+    ) -> (
+        Vec<config::Layer>,
+        config::Resolved,
+        Vec<config::ConfigError>,
+    ) {
+        let cx = Context {
+            folders: folders.to_vec(),
+            inputs: self.inputs.clone(),
+            editor_scopes: if self.editor.capabilities().server_scopes {
+                config::EditorScopes::Reported
+            } else {
+                config::EditorScopes::Unreported
+            },
+        };
+        let settings = settings.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let (layers, mut errors) = config::layers(&settings, &cx.folders);
+            let (resolved, more) = config::resolve(&layers, &cx);
+            errors.extend(more);
+            (layers, resolved, errors)
+        });
+        match read.await {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::error!("reading the configuration failed: {e}");
+                (Vec::new(), config::Resolved::default(), Vec::new())
+            }
+        }
     }
 
     /// One pass; true when a trust decision calls for another.
@@ -122,26 +164,51 @@ impl Task {
             .clone();
         let folders = self.state.folder_paths();
         self.files_changed();
-        let (layers, mut errors) = config::layers(&settings, &folders);
-        for input in config::inputs_needed(&layers) {
-            if self.inputs.contains_key(&input.id) || !self.asked_inputs.insert(input.id.clone()) {
+        let (layers, mut resolved, mut errors) = self.resolve(&settings, &folders).await;
+        // `${input:}` questions only for servers about to start: the person's own, or trusted.
+        let mut answered = false;
+        for spec in resolved.servers.iter().flatten() {
+            let may_start = match &spec.trust {
+                None => true,
+                Some(info) => {
+                    !resolved.restricted && trust::decision(&spec.name, info) == Some(true)
+                }
+            };
+            if !may_start || spec.disabled {
                 continue;
             }
-            if let Some(value) = self.ask_input(&input).await {
-                self.inputs.insert(input.id.clone(), value);
+            for id in &spec.missing_inputs {
+                let key = config::input_key(&spec.source, id);
+                if self.inputs.contains_key(&key) || !self.asked_inputs.insert(key.clone()) {
+                    continue;
+                }
+                let def = config::input_def(&layers, &spec.source, id);
+                if let Some(value) = self.ask_input(&def, spec).await {
+                    self.inputs.insert(key, value);
+                    answered = true;
+                }
             }
         }
-        let cx = Context {
-            folders,
-            inputs: self.inputs.clone(),
-        };
-        let (resolved, more) = config::resolve(&layers, &cx);
-        errors.extend(more);
-        for error in errors {
+        if answered {
+            (_, resolved, errors) = self.resolve(&settings, &folders).await;
+        }
+        self.env_files = resolved
+            .servers
+            .iter()
+            .flatten()
+            .filter_map(|s| s.env_file.clone())
+            .collect();
+        self.files_changed();
+        let warnings = std::mem::take(&mut resolved.warnings);
+        for (error, level) in errors
+            .into_iter()
+            .map(|e| (e, MessageType::Error))
+            .chain(warnings.into_iter().map(|w| (w, MessageType::Warning)))
+        {
             let message = error.to_string();
             tracing::warn!("{message}");
             if self.reported.insert(message.clone()) {
-                self.client.show_message(MessageType::Error, message).await;
+                self.client.show_message(level, message).await;
             }
         }
         let asks = self.manager.apply(resolved).await;
@@ -150,29 +217,37 @@ impl Task {
             let Some(info) = self.manager.trust_info(&ask.server) else {
                 continue;
             };
-            let subject = format!("{}\0{}\0{}", ask.server, info.workspace, info.definition);
+            let subject = format!(
+                "{}\0{}\0{}\0{}",
+                ask.server, info.workspace, info.definition, info.resolved
+            );
             if !self.asked_trust.insert(subject) {
                 continue;
             }
             if let Some(trusted) = self.ask_trust(&ask).await {
-                trust::record(&info.workspace, &ask.server, &info.definition, trusted);
+                trust::record(&ask.server, &info, trusted);
                 decided = true;
             }
         }
         decided
     }
 
-    async fn ask_input(&self, input: &config::InputDef) -> Option<String> {
+    async fn ask_input(
+        &self,
+        input: &config::InputDef,
+        spec: &config::ServerSpec,
+    ) -> Option<String> {
         let answer = self
             .editor
             .input_box(InputBoxParams {
+                server: Some(spec.name.clone()),
                 title: format!(
                     "MCP configuration: {}",
                     input.description.as_deref().unwrap_or(&input.id)
                 ),
                 prompt: Some(format!(
-                    "Value for ${{input:{}}} (kept in memory for this session only)",
-                    input.id
+                    "Value for ${{input:{}}} of the server \"{}\" from {} (kept in memory for this session only)",
+                    input.id, spec.name, spec.source
                 )),
                 value: input.default.clone(),
                 password: input.password,
@@ -197,7 +272,11 @@ impl Task {
                 ),
                 placeholder: Some(format!("It will run: {}", ask.description)),
                 items: vec![
-                    QuickPickItem::new("Trust").with_description(ask.description.clone()),
+                    QuickPickItem {
+                        detail: (!ask.asks_for.is_empty())
+                            .then(|| format!("asks for: {}", ask.asks_for.join("; "))),
+                        ..QuickPickItem::new("Trust").with_description(ask.description.clone())
+                    },
                     QuickPickItem::new("Don't trust"),
                 ],
                 ..Default::default()

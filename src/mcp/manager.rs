@@ -20,55 +20,11 @@ use crate::roots::{self, Folder};
 pub struct TrustRequest {
     pub server: String,
     pub origin: String,
-    /// The exact command line, or the URL and header names.
+    /// The definition as written: the command line (or the URL), the names of its env variables
+    /// and headers, its `envFile`; never a value.
     pub description: String,
-}
-
-/// What a server would run, for the trust question.
-fn describe(spec: &crate::config::ServerSpec) -> String {
-    use crate::config::TransportSpec;
-    match &spec.transport {
-        TransportSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let quote = |s: &str| {
-                if s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
-                    && !s.is_empty()
-                {
-                    s.to_string()
-                } else {
-                    format!("'{}'", s.replace('\'', "'\\''"))
-                }
-            };
-            let mut line = std::iter::once(command.as_str())
-                .chain(args.iter().map(String::as_str))
-                .map(quote)
-                .collect::<Vec<_>>()
-                .join(" ");
-            if !env.is_empty() {
-                line.push_str(&format!(
-                    " (env: {})",
-                    env.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
-            }
-            if let Some(cwd) = cwd {
-                line.push_str(&format!(" (in {})", cwd.display()));
-            }
-            line
-        }
-        TransportSpec::Http { url, headers } => {
-            let names: Vec<_> = headers.keys().cloned().collect();
-            if names.is_empty() {
-                url.to_string()
-            } else {
-                format!("{url} (headers: {})", names.join(", "))
-            }
-        }
-    }
+    /// The loosening settings it asks for ("sampling without review", ...).
+    pub asks_for: Vec<String>,
 }
 
 /// How long roots changes are gathered before legacy servers are told.
@@ -111,6 +67,14 @@ impl Manager {
         let mut asks = Vec::new();
         {
             let mut inner = self.inner();
+            let restricted = resolved.restricted;
+            // A workspace server may run only with a stored "trust" for its exact subject and
+            // outside Restricted Mode; checked for running servers too (untrusting stops them).
+            let decision = |name: &str, spec: &crate::config::ServerSpec| {
+                spec.trust
+                    .as_ref()
+                    .map(|t| crate::config::trust::decision(name, t))
+            };
             let roots_changed = inner.settings.roots != resolved.settings.roots;
             self.host
                 .set_elicitation_settings(resolved.settings.elicitation.clone());
@@ -132,6 +96,8 @@ impl Manager {
                     Ok(spec) => {
                         slot.spec.as_ref() == Some(spec)
                             && slot.lock().status.state != ServerState::NeedsTrust
+                            && (spec.trust.is_none()
+                                || (!restricted && decision(&name, spec) == Some(Some(true))))
                     }
                     Err(_) => false,
                 });
@@ -144,19 +110,24 @@ impl Manager {
                 if let Some(old) = inner.slots.remove(&name) {
                     retired.push(old);
                 }
-                let trusted = entry
-                    .as_ref()
-                    .ok()
-                    .and_then(|spec| spec.trust.as_ref())
-                    .map(|t| crate::config::trust::decision(&t.workspace, &name, &t.definition));
+                let trusted = entry.as_ref().ok().and_then(|spec| decision(&name, spec));
                 let slot = match entry {
+                    Ok(spec) if spec.trust.is_some() && restricted => Slot::inert(
+                        name.clone(),
+                        Some(spec.clone()),
+                        ServerState::NeedsTrust,
+                        Some(spec.source.to_string()),
+                        "the editor's workspace is in Restricted Mode".into(),
+                        self.host.clone(),
+                    ),
                     Ok(spec) if matches!(trusted, Some(None | Some(false))) => {
                         let decided = trusted == Some(Some(false));
-                        if !decided {
+                        if !decided && let Some(info) = &spec.trust {
                             asks.push(TrustRequest {
                                 server: name.clone(),
                                 origin: spec.source.to_string(),
-                                description: describe(&spec),
+                                description: info.summary.clone(),
+                                asks_for: info.asks_for.clone(),
                             });
                         }
                         Slot::inert(
@@ -179,6 +150,21 @@ impl Manager {
                         ServerState::Stopped,
                         Some(spec.source.to_string()),
                         "disabled in its configuration".into(),
+                        self.host.clone(),
+                    ),
+                    Ok(spec) if !spec.missing_inputs.is_empty() => Slot::inert(
+                        name.clone(),
+                        Some(spec.clone()),
+                        ServerState::Failed,
+                        Some(spec.source.to_string()),
+                        format!(
+                            "not started: {} not answered",
+                            spec.missing_inputs
+                                .iter()
+                                .map(|id| format!("${{input:{id}}}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                         self.host.clone(),
                     ),
                     Ok(spec) => Slot::start(spec, self.host.clone(), limits),

@@ -30,6 +30,8 @@ pub struct TestEditor {
     shared: Arc<Mutex<Shared>>,
     changed: Arc<Notify>,
     next_id: AtomicI64,
+    /// Whether settings sent to the sidecar get `serverScopes` with every server as "user".
+    user_scopes: std::sync::atomic::AtomicBool,
 }
 
 impl TestEditor {
@@ -43,6 +45,7 @@ impl TestEditor {
             shared: Arc::default(),
             changed: Arc::default(),
             next_id: AtomicI64::new(1),
+            user_scopes: Default::default(),
         });
         let shared = editor.shared.clone();
         let changed = editor.changed.clone();
@@ -118,7 +121,10 @@ impl TestEditor {
         .await
     }
 
-    pub async fn notify(&self, method: &str, params: Value) {
+    pub async fn notify(&self, method: &str, mut params: Value) {
+        if method == "workspace/didChangeConfiguration" && self.user_scopes.load(Ordering::SeqCst) {
+            params["settings"] = with_user_scopes(params["settings"].take());
+        }
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
     }
@@ -244,6 +250,26 @@ impl TestEditor {
         settings: Value,
         experimental: Value,
     ) -> Value {
+        // Like the editors the project ships, the test editor reports its servers' scopes (and
+        // they are the person's own, "user") unless the test says otherwise: `serverScopes:
+        // false` in `experimental.mcpSidecar`, or its own `serverScopes` map in the settings.
+        let mut experimental = experimental;
+        if experimental.is_null() {
+            experimental = json!({});
+        }
+        if let Some(obj) = experimental.as_object_mut() {
+            let caps = obj.entry("mcpSidecar").or_insert_with(|| json!({}));
+            if let Some(caps) = caps.as_object_mut() {
+                caps.entry("serverScopes").or_insert(json!(true));
+            }
+        }
+        let reports = experimental["mcpSidecar"]["serverScopes"] == true;
+        self.user_scopes.store(reports, Ordering::SeqCst);
+        let settings = if reports {
+            with_user_scopes(settings)
+        } else {
+            settings
+        };
         let folders: Vec<Value> = folders
             .iter()
             .map(|(p, n)| json!({"uri": file_uri(p), "name": n}))
@@ -342,7 +368,33 @@ pub fn structured(result: &Value) -> Value {
 
 /// The editor capabilities of a full editor (every UI primitive but a language model).
 pub fn full_ui() -> Value {
-    json!({"mcpSidecar": {"inputBox": true, "quickPick": true, "editDraft": true, "clipboard": true}})
+    json!({"mcpSidecar": {"inputBox": true, "quickPick": true, "editDraft": true, "clipboard": true, "serverScopes": true}})
+}
+
+/// Settings with `serverScopes` naming every server in them "user" (as the Neovim plugin sends
+/// them), unless the settings carry their own `serverScopes`. Handles the nested `mcpSidecar`
+/// spelling too.
+pub fn with_user_scopes(mut settings: Value) -> Value {
+    let target = if settings.get("mcpSidecar").is_some_and(Value::is_object) {
+        &mut settings["mcpSidecar"]
+    } else {
+        &mut settings
+    };
+    let Some(obj) = target.as_object_mut() else {
+        return settings;
+    };
+    if obj.contains_key("serverScopes") {
+        return settings;
+    }
+    let names: serde_json::Map<String, Value> = ["servers", "mcpServers"]
+        .iter()
+        .filter_map(|k| obj.get(*k).and_then(Value::as_object))
+        .flat_map(|m| m.keys().map(|n| (n.clone(), json!("user"))))
+        .collect();
+    if !names.is_empty() {
+        obj.insert("serverScopes".into(), Value::Object(names));
+    }
+    settings
 }
 
 /// Test fixture paths.

@@ -172,12 +172,22 @@ function M.problems()
   return vim.deepcopy(problems)
 end
 
---- The sidecar settings sent as initializationOptions: `settings` plus `servers`.
+--- The sidecar settings sent as initializationOptions: `settings` plus `servers`, and
+--- `serverScopes` naming every server "user": they come from the person's own Neovim config
+--- (a project-local `exrc` is already gated by Neovim's `:trust`). `settings.serverScopes` may
+--- still mark some "workspace".
 function M.sidecar_settings(opts)
   opts = opts or M.get()
   local settings = vim.deepcopy(opts.settings or {})
   if next(opts.servers or {}) ~= nil then
     settings.servers = vim.tbl_deep_extend('force', settings.servers or {}, opts.servers)
+  end
+  if next(settings.servers or {}) ~= nil then
+    local scopes = {}
+    for name in pairs(settings.servers) do
+      scopes[name] = 'user'
+    end
+    settings.serverScopes = vim.tbl_extend('force', scopes, settings.serverScopes or {})
   end
   return settings
 end

@@ -14,6 +14,8 @@ M.editor_capabilities = {
   editDraft = true,
   clipboard = true,
   languageModel = false,
+  -- The settings carry serverScopes (see config.sidecar_settings).
+  serverScopes = true,
 }
 
 local warned = {}

@@ -53,7 +53,10 @@ T.test('vim.g.mcp_sidecar works without setup(); setup() wins; lists replace', f
   local opts = config.get()
   T.eq('/from/g', opts.cmd)
   T.eq({ 'c' }, opts.root_markers)
-  T.eq({ servers = { x = { command = 'x' }, y = { command = 'y' } } }, config.sidecar_settings())
+  T.eq({
+    servers = { x = { command = 'x' }, y = { command = 'y' } },
+    serverScopes = { x = 'user', y = 'user' },
+  }, config.sidecar_settings())
   vim.g.mcp_sidecar = nil
   require('mcp_sidecar').setup({})
 end)
@@ -67,6 +70,7 @@ T.test('settings: servers are merged into the other sidecar settings', function(
     maxRestarts = 2,
     roots = { exclude = { '**/node_modules' } },
     servers = { demo = { command = 'mcp-sidecar', args = { 'demo-server' } } },
+    serverScopes = { demo = 'user' },
   }, config.sidecar_settings())
   require('mcp_sidecar').setup({})
 end)
@@ -91,7 +95,14 @@ T.test('lsp/mcp_sidecar.lua is a vim.lsp.config entry', function()
   T.eq('function', type(cfg.root_dir))
   T.eq(false, cfg.workspace_required)
   T.eq(
-    { inputBox = true, quickPick = true, editDraft = true, clipboard = true, languageModel = false },
+    {
+      inputBox = true,
+      quickPick = true,
+      editDraft = true,
+      clipboard = true,
+      languageModel = false,
+      serverScopes = true,
+    },
     cfg.capabilities.experimental.mcpSidecar
   )
   for _, method in ipairs({
