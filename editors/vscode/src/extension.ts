@@ -62,6 +62,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (needsRestart(e)) void client.restart();
       else client.sendSettings();
     }),
+    // Restricted Mode ends: the settings say workspaceTrusted: true, so the workspace's servers can start.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => client.sendSettings()),
     ...registerE2eHooks(prompts, drafts),
   );
   void client.start();

@@ -146,7 +146,9 @@ export class Sidecar implements vscode.Disposable {
     if (json === this.sentSettings) return;
     this.sentSettings = json;
     void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
-    note(`settings sent to the sidecar: ${Object.keys(settings.servers).length} servers, sampling provider ${settings.sampling?.provider ?? '(not set)'}`);
+    note(
+      `settings sent to the sidecar: ${Object.keys(settings.servers).length} servers, sampling provider ${settings.sampling?.provider ?? '(not set)'}, workspace trusted: ${settings.workspaceTrusted}`,
+    );
   }
 
   async refreshServers(): Promise<void> {
@@ -178,7 +180,7 @@ export class Sidecar implements vscode.Disposable {
     if (this.client) return;
     this.setState('starting');
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
-    const found = await findSidecar(binaryPathSetting(), folder);
+    const found = await findSidecar(binaryPathSetting());
     if (!found.ok) {
       this.setState('failed');
       note(`cannot start: ${found.problem}. ${found.fix}`);
