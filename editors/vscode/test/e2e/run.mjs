@@ -123,6 +123,12 @@ try {
       await page.keyboard.press('Control+Alt+Shift+R');
       return (opts) => hookAnswer(() => readOutputLog(profile.userData).slice(before), request.params.id, opts);
     },
+    /** Sets (or with undefined, removes) a User setting through VS Code (the extension's test hook). */
+    setUserSetting: async (key, value) => {
+      const id = `e2e-setting-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      const answer = await (await ctx.request({ method: 'updateSetting', params: { id, key, value: value ?? null } }))();
+      if (answer !== 'updated') throw new Error(`updating the User setting ${key}: ${JSON.stringify(answer)}`);
+    },
     log,
   };
   for (const s of scenarios) {

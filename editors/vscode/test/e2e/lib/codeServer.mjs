@@ -24,23 +24,11 @@ export function prepareProfile(dir, { userSettings, machineSettings, keybindings
   mkdirSync(join(userData, 'User'), { recursive: true });
   mkdirSync(join(userData, 'Machine'), { recursive: true });
   mkdirSync(extensions, { recursive: true });
-  const userSettingsFile = join(userData, 'User', 'settings.json');
-  const user = { ...userSettings };
-  writeFileSync(userSettingsFile, JSON.stringify(user, null, 2));
+  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
   writeFileSync(join(userData, 'User', 'keybindings.json'), JSON.stringify(keybindings, null, 2));
   // code-server is a remote window: machine-scoped settings (the binary path) live here.
   writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
-  return {
-    userData,
-    extensions,
-    machineSettingsFile: join(userData, 'Machine', 'settings.json'),
-    /** Sets (or with undefined, removes) a User setting; VS Code picks the change up. */
-    setUserSetting(key, value) {
-      if (value === undefined) delete user[key];
-      else user[key] = value;
-      writeFileSync(userSettingsFile, JSON.stringify(user, null, 2));
-    },
-  };
+  return { userData, extensions, machineSettingsFile: join(userData, 'Machine', 'settings.json') };
 }
 
 export function installExtension(codeServer, profile, vsix) {

@@ -12,15 +12,15 @@ export const name = 'Sampling with the editor\'s model: the approved request rea
 const ADDED = 'Answer in one sentence.';
 
 // A User setting: the sampling provider is the person's own (a workspace's value is ignored).
-async function useProvider(profile, outputLog, provider) {
+async function useProvider(setUserSetting, outputLog, provider) {
   const before = outputLog().length;
-  profile.setUserSetting('mcpSidecar.sampling.provider', provider);
+  await setUserSetting('mcpSidecar.sampling.provider', provider);
   await waitFor(`the sidecar to get sampling provider ${provider ?? '(not set)'}`, async () =>
     outputLog().slice(before).includes(`sampling provider ${provider ?? '(not set)'}`) || null, { timeout: 15000, interval: 200 });
 }
 
-export async function run({ page, profile, outputLog, samplingAudit, testLmRequests, screenshot }) {
-  await useProvider(profile, outputLog, 'editor');
+export async function run({ page, setUserSetting, outputLog, samplingAudit, testLmRequests, screenshot }) {
+  await useProvider(setUserSetting, outputLog, 'editor');
   try {
     const audited = samplingAudit().length;
     const asked = testLmRequests().length;
@@ -69,7 +69,7 @@ export async function run({ page, profile, outputLog, samplingAudit, testLmReque
     assert.deepEqual(e.final.content, { type: 'text', text: expected });
     assert.equal(e.answerEdited, false);
   } finally {
-    await useProvider(profile, outputLog, undefined).catch(() => {});
+    await useProvider(setUserSetting, outputLog, undefined).catch(() => {});
     await runCommand(page, 'View: Close All Editors').catch(() => {});
   }
 }

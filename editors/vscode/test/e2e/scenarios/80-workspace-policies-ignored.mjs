@@ -19,7 +19,7 @@ const WORKSPACE_KEYS = {
 
 const sentLines = (log) => log.split('\n').filter((l) => l.includes('settings sent to the sidecar:'));
 
-export async function run({ page, workspace, profile, outputLog }) {
+export async function run({ page, workspace, setUserSetting, outputLog }) {
   const before = outputLog().length;
   try {
     for (const [key, value] of Object.entries(WORKSPACE_KEYS)) workspace.setSetting(key, value);
@@ -27,7 +27,7 @@ export async function run({ page, workspace, profile, outputLog }) {
 
     // Were the workspace's provider used, the sidecar would already have "editor" and this User
     // value would not be sent at all.
-    profile.setUserSetting('mcpSidecar.sampling.provider', 'manual');
+    await setUserSetting('mcpSidecar.sampling.provider', 'manual');
     const [line] = await waitFor('the User sampling provider sent to the sidecar', async () => {
       const lines = sentLines(outputLog().slice(before)).filter((l) => l.includes('sampling provider manual'));
       return lines.length ? lines : null;
@@ -38,7 +38,7 @@ export async function run({ page, workspace, profile, outputLog }) {
   } finally {
     const cleanup = outputLog().length;
     for (const key of Object.keys(WORKSPACE_KEYS)) workspace.setSetting(key, undefined);
-    profile.setUserSetting('mcpSidecar.sampling.provider', undefined);
+    await setUserSetting('mcpSidecar.sampling.provider', undefined);
     await waitFor('the sampling provider unset again', async () =>
       sentLines(outputLog().slice(cleanup)).some((l) => l.includes('sampling provider (not set)')) || null, { timeout: 15000, interval: 200 }).catch(() => {});
   }
