@@ -103,6 +103,12 @@ try {
     profile,
     artifacts,
     sidecar,
+    // For a scenario that needs a code-server of its own (another profile or workspace).
+    browserContext: opened.context,
+    codeServer,
+    vsix,
+    runDir,
+    outputLogOf: (userData) => readOutputLog(userData),
     // A short pause first: quick inputs and toasts fade in.
     screenshot: async (name) => {
       await page.waitForTimeout(250);
