@@ -1,6 +1,8 @@
 // Finding the mcp-sidecar binary from the `mcpSidecar.binaryPath` setting, and saying clearly
 // what is wrong (and how to fix it) when it cannot be used. The file-system look-ups are passed
-// in, so the logic is unit-tested without touching the disk.
+// in, so the logic is unit-tested without touching the disk. The setting is the person's own
+// (machine scope, read from its global value only) and is never resolved inside the workspace:
+// only absolute paths, `~` and `${userHome}` (a repository cannot point it at its own file).
 
 import * as path from 'node:path';
 
@@ -8,8 +10,6 @@ export const BINARY_NAME = 'mcp-sidecar';
 
 export interface BinaryEnv {
   home: string;
-  /** The first workspace folder's path, for `${workspaceFolder}` and relative settings. */
-  workspaceFolder?: string;
   /** $PATH */
   searchPath: string;
   isFile(p: string): boolean;
@@ -25,18 +25,20 @@ const BUILD_FIX =
   'Build it with `cargo build` (or `cargo build --release`) in the mcp-sidecar repository, then set ' +
   '"mcpSidecar.binaryPath" to the built binary (for example <repo>/target/debug/mcp-sidecar), or put mcp-sidecar on PATH.';
 
+const ABSOLUTE_FIX = 'Use an absolute path (or one starting with ~ or ${userHome}), outside any workspace, in your User or Remote settings.';
+
+/** `~` and `${userHome}` expanded; nothing else (no workspace variables, no relative paths). */
 export function expandSetting(setting: string, env: BinaryEnv): string {
   let p = setting.trim();
   if (p === '~' || p.startsWith('~/')) p = path.join(env.home, p.slice(1));
-  p = p.replace(/\$\{userHome\}/g, env.home);
-  if (env.workspaceFolder) p = p.replace(/\$\{workspaceFolder\}/g, env.workspaceFolder);
-  if (!path.isAbsolute(p) && env.workspaceFolder && !p.includes('${')) p = path.join(env.workspaceFolder, p);
-  return p;
+  return p.replace(/\$\{userHome\}/g, env.home);
 }
 
 export function resolveBinary(setting: string | undefined, env: BinaryEnv): BinaryResolution {
   if (!setting || !setting.trim()) {
-    for (const dir of env.searchPath.split(path.delimiter).filter(Boolean)) {
+    // Only absolute PATH entries: a relative one ("." or "bin") would be looked up again in the
+    // sidecar's working directory, a workspace folder.
+    for (const dir of env.searchPath.split(path.delimiter).filter((d) => path.isAbsolute(d))) {
       const candidate = path.join(dir, BINARY_NAME);
       if (env.isFile(candidate) && env.isExecutable(candidate)) return { ok: true, path: candidate };
     }
@@ -46,8 +48,15 @@ export function resolveBinary(setting: string | undefined, env: BinaryEnv): Bina
   if (expanded.includes('${')) {
     return {
       ok: false,
-      problem: `"mcpSidecar.binaryPath" (${setting}) uses a variable that cannot be expanded here`,
-      fix: 'Use an absolute path, ~, ${userHome} or ${workspaceFolder} (with a folder open).',
+      problem: `"mcpSidecar.binaryPath" (${setting}) uses a variable other than \${userHome}; workspace variables are not expanded`,
+      fix: ABSOLUTE_FIX,
+    };
+  }
+  if (!path.isAbsolute(expanded)) {
+    return {
+      ok: false,
+      problem: `"mcpSidecar.binaryPath" (${setting}) is a relative path; it is not resolved inside the workspace`,
+      fix: ABSOLUTE_FIX,
     };
   }
   let candidate = expanded;

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { checkVersionOutput, resolveBinary, type BinaryEnv, type BinaryResolution } from './binary';
 
-export function realBinaryEnv(workspaceFolder: string | undefined): BinaryEnv {
+export function realBinaryEnv(): BinaryEnv {
   const stat = (p: string) => {
     try {
       return fs.statSync(p);
@@ -15,7 +15,6 @@ export function realBinaryEnv(workspaceFolder: string | undefined): BinaryEnv {
   };
   return {
     home: os.homedir(),
-    workspaceFolder,
     searchPath: process.env.PATH ?? '',
     isFile: (p) => stat(p)?.isFile() ?? false,
     isDirectory: (p) => stat(p)?.isDirectory() ?? false,
@@ -30,8 +29,8 @@ export function realBinaryEnv(workspaceFolder: string | undefined): BinaryEnv {
   };
 }
 
-export async function findSidecar(setting: string | undefined, workspaceFolder: string | undefined): Promise<BinaryResolution> {
-  const found = resolveBinary(setting, realBinaryEnv(workspaceFolder));
+export async function findSidecar(setting: string | undefined): Promise<BinaryResolution> {
+  const found = resolveBinary(setting, realBinaryEnv());
   if (!found.ok) return found;
   const output = await new Promise<string>((resolve) => {
     execFile(found.path, ['--version'], { timeout: 5000 }, (error, stdout, stderr) => {

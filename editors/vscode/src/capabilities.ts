@@ -22,5 +22,6 @@ export class SidecarCapabilities implements StaticFeature {
 }
 
 export function editorCapabilities(languageModel: boolean): EditorCapabilities {
-  return { inputBox: true, quickPick: true, editDraft: true, clipboard: true, languageModel };
+  // serverScopes: every settings object says which servers came from workspace settings.
+  return { inputBox: true, quickPick: true, editDraft: true, clipboard: true, languageModel, serverScopes: true };
 }

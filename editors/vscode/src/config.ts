@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { NotifyFirst } from './prompts/attention';
-import { explicitValue, sidecarSettings, type SidecarSettings } from './settings';
+import { sidecarSettings, userValue, type SidecarSettings } from './settings';
 
 export const SECTION = 'mcpSidecar';
 
@@ -12,19 +12,25 @@ function cfg(): vscode.WorkspaceConfiguration {
 
 export function readSidecarSettings(): SidecarSettings {
   const c = cfg();
-  const set = (key: string) => explicitValue(c.inspect<string>(key));
+  const inspect = (key: string) => c.inspect<string>(key);
   return sidecarSettings({
     servers: c.inspect<Record<string, unknown>>('servers'),
-    samplingProvider: set('sampling.provider'),
-    samplingPolicy: set('sampling.policy'),
-    elicitationPolicy: set('elicitation.policy'),
-    elicitationRateLimit: set('elicitation.rateLimit'),
-    elicitationIdleLimit: set('elicitation.idleLimit'),
+    samplingProvider: inspect('sampling.provider'),
+    samplingPolicy: inspect('sampling.policy'),
+    elicitationPolicy: inspect('elicitation.policy'),
+    elicitationRateLimit: inspect('elicitation.rateLimit'),
+    elicitationIdleLimit: inspect('elicitation.idleLimit'),
+    workspaceTrusted: vscode.workspace.isTrusted,
   });
 }
 
+/**
+ * The person's own `binaryPath` (user or remote settings). The setting is machine-scoped, so VS
+ * Code already ignores a workspace's value; reading only the global value makes sure of it.
+ */
 export function binaryPathSetting(): string {
-  return cfg().get<string>('binaryPath', '');
+  const value = userValue(cfg().inspect<string>('binaryPath'));
+  return typeof value === 'string' ? value : '';
 }
 
 export function logLevelSetting(): string {

@@ -21,6 +21,8 @@ export interface EditorCapabilities {
   editDraft: boolean;
   clipboard: boolean;
   languageModel: boolean;
+  /** The settings carry `serverScopes`, so servers without `"workspace"` there are the person's own. */
+  serverScopes: boolean;
 }
 
 export interface InputBoxParams {

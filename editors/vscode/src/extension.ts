@@ -59,9 +59,11 @@ export function activate(context: vscode.ExtensionContext): void {
     command('mcpSidecar.rejectDraft', (uri) => drafts.reject(uri instanceof vscode.Uri ? uri : undefined)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
-      if (needsRestart(e)) void client.restart();
+      if (needsRestart(e) && client.launchSettingsChanged()) void client.restart();
       else client.sendSettings();
     }),
+    // Restricted Mode ends: the settings say workspaceTrusted: true, so the workspace's servers can start.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => client.sendSettings()),
     ...registerE2eHooks(prompts, drafts),
   );
   void client.start();

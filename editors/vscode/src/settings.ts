@@ -1,7 +1,10 @@
 // The sidecar's settings object (initializationOptions and didChangeConfiguration) from VS Code's
 // settings. Servers keep their scope: {"serverScopes": {"name": "user" | "workspace"}} rides
-// beside {"servers": {...}} (workspace-scoped servers will need trust). Only settings the person
-// set are sent, so the sidecar's defaults and the person's own mcp.json still apply. Pure.
+// beside {"servers": {...}} (workspace-scoped servers need trust), and {"workspaceTrusted"} says
+// whether VS Code trusts the workspace (false: Restricted Mode, nothing workspace-scoped starts).
+// Only settings the person set are sent, so the sidecar's defaults and the person's own mcp.json
+// still apply. The policies and limits are the person's own: only their global (user or remote)
+// value counts, never a workspace's, which a repository could ship. Pure.
 
 export type ServerScope = 'user' | 'workspace';
 
@@ -11,20 +14,23 @@ export interface Inspected<T> {
   workspaceFolderValue?: T;
 }
 
-/** Values the person set explicitly (undefined: not set anywhere). */
+/** What `WorkspaceConfiguration.inspect` returned for each setting (undefined: not set anywhere). */
 export interface ExtensionSettings {
   servers: Inspected<Record<string, unknown>> | undefined;
-  samplingProvider?: string;
+  samplingProvider?: Inspected<string>;
   /** Default per-server policies, for servers whose definition sets none. */
-  samplingPolicy?: string;
-  elicitationPolicy?: string;
-  elicitationRateLimit?: string;
-  elicitationIdleLimit?: string;
+  samplingPolicy?: Inspected<string>;
+  elicitationPolicy?: Inspected<string>;
+  elicitationRateLimit?: Inspected<string>;
+  elicitationIdleLimit?: Inspected<string>;
+  /** `vscode.workspace.isTrusted`. */
+  workspaceTrusted: boolean;
 }
 
 export interface SidecarSettings {
   servers: Record<string, unknown>;
   serverScopes: Record<string, ServerScope>;
+  workspaceTrusted: boolean;
   sampling?: { provider?: string };
   elicitation?: { rateLimit?: string; idleLimit?: string };
 }
@@ -33,9 +39,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** The value from the most specific scope that has one. */
-export function explicitValue<T>(inspected: Inspected<T> | undefined): T | undefined {
-  return inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+/** The person's own value (user or remote settings); a workspace's value is ignored. */
+export function userValue<T>(inspected: Inspected<T> | undefined): T | undefined {
+  return inspected?.globalValue;
 }
 
 /**
@@ -78,12 +84,14 @@ function compact<T extends Record<string, unknown>>(o: T): T | undefined {
 
 export function sidecarSettings(s: ExtensionSettings): SidecarSettings {
   const { servers, serverScopes } = serversWithScopes(s.servers);
+  const elicitationPolicy = userValue(s.elicitationPolicy);
+  const samplingPolicy = userValue(s.samplingPolicy);
   for (const name of Object.keys(servers)) {
-    servers[name] = withDefaultPolicy(withDefaultPolicy(servers[name], 'elicitation', s.elicitationPolicy), 'sampling', s.samplingPolicy);
+    servers[name] = withDefaultPolicy(withDefaultPolicy(servers[name], 'elicitation', elicitationPolicy), 'sampling', samplingPolicy);
   }
-  const out: SidecarSettings = { servers, serverScopes };
-  const sampling = compact({ provider: s.samplingProvider });
-  const elicitation = compact({ rateLimit: s.elicitationRateLimit, idleLimit: s.elicitationIdleLimit });
+  const out: SidecarSettings = { servers, serverScopes, workspaceTrusted: s.workspaceTrusted };
+  const sampling = compact({ provider: userValue(s.samplingProvider) });
+  const elicitation = compact({ rateLimit: userValue(s.elicitationRateLimit), idleLimit: userValue(s.elicitationIdleLimit) });
   if (sampling) out.sampling = sampling;
   if (elicitation) out.elicitation = elicitation;
   return out;

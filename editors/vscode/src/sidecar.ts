@@ -27,7 +27,7 @@ import { answerWithLanguageModel, hasLanguageModel } from './lm/languageModel';
 import { logChannel, note } from './log';
 import type { PromptService } from './prompts/promptService';
 import type { ServerStates, SidecarState } from './servers/serverStates';
-import { sidecarArgs } from './settings';
+import { sidecarArgs, type SidecarSettings } from './settings';
 
 /** Automatic restarts allowed within CRASH_WINDOW_MS before giving up. */
 const MAX_RESTARTS = 3;
@@ -52,6 +52,8 @@ export class Sidecar implements vscode.Disposable {
   private declaredLanguageModel = false;
   /** The settings the sidecar has (JSON), to send only changes. */
   private sentSettings: string | undefined;
+  /** binaryPath and log.level of the last start (JSON): a change event alone does not restart. */
+  private launchSettings: string | undefined;
   private modelWatch: vscode.Disposable;
   private modelTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -100,6 +102,14 @@ export class Sidecar implements vscode.Disposable {
     await this.start();
   }
 
+  /**
+   * Whether binaryPath or log.level differ from the last start. VS Code reports restricted
+   * settings as changed when the workspace becomes trusted, with the same values.
+   */
+  launchSettingsChanged(): boolean {
+    return launchSettings() !== this.launchSettings;
+  }
+
   /** Runs one of the sidecar's `mcp-sidecar.*` commands. */
   async command<T>(
     command: string,
@@ -146,7 +156,7 @@ export class Sidecar implements vscode.Disposable {
     if (json === this.sentSettings) return;
     this.sentSettings = json;
     void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
-    note(`settings sent to the sidecar: ${Object.keys(settings.servers).length} servers, sampling provider ${settings.sampling?.provider ?? '(not set)'}`);
+    note(`settings sent to the sidecar: ${describeSettings(settings)}`);
   }
 
   async refreshServers(): Promise<void> {
@@ -177,8 +187,9 @@ export class Sidecar implements vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client) return;
     this.setState('starting');
+    this.launchSettings = launchSettings();
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
-    const found = await findSidecar(binaryPathSetting(), folder);
+    const found = await findSidecar(binaryPathSetting());
     if (!found.ok) {
       this.setState('failed');
       note(`cannot start: ${found.problem}. ${found.fix}`);
@@ -199,6 +210,7 @@ export class Sidecar implements vscode.Disposable {
       initializationOptions: () => {
         const settings = readSidecarSettings();
         this.sentSettings = JSON.stringify(settings);
+        note(`settings at the sidecar's start: ${describeSettings(settings)}`);
         return settings;
       },
       // No retry and no message here: start() fails and says so once, below.
@@ -276,6 +288,16 @@ export class Sidecar implements vscode.Disposable {
     if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'mcpSidecar.binaryPath');
     else if (choice === 'Show Log') logChannel().show(true);
   }
+}
+
+function launchSettings(): string {
+  return JSON.stringify([binaryPathSetting(), logLevelSetting()]);
+}
+
+/** For the log: counts and choices, no server definitions (they may hold secrets). */
+function describeSettings(settings: SidecarSettings): string {
+  const servers = Object.keys(settings.servers).length;
+  return `${servers} servers, sampling provider ${settings.sampling?.provider ?? '(not set)'}, workspace trusted: ${settings.workspaceTrusted}`;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {

@@ -103,6 +103,12 @@ try {
     profile,
     artifacts,
     sidecar,
+    // For a scenario that needs a code-server of its own (another profile or workspace).
+    browserContext: opened.context,
+    codeServer,
+    vsix,
+    runDir,
+    outputLogOf: (userData) => readOutputLog(userData),
     // A short pause first: quick inputs and toasts fade in.
     screenshot: async (name) => {
       await page.waitForTimeout(250);
@@ -122,6 +128,12 @@ try {
       writeFileSync(requestFile, JSON.stringify(request));
       await page.keyboard.press('Control+Alt+Shift+R');
       return (opts) => hookAnswer(() => readOutputLog(profile.userData).slice(before), request.params.id, opts);
+    },
+    /** Sets (or with undefined, removes) a User setting through VS Code (the extension's test hook). */
+    setUserSetting: async (key, value) => {
+      const id = `e2e-setting-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      const answer = await (await ctx.request({ method: 'updateSetting', params: { id, key, value: value ?? null } }))();
+      if (answer !== 'updated') throw new Error(`updating the User setting ${key}: ${JSON.stringify(answer)}`);
     },
     log,
   };

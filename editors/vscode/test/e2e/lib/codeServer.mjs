@@ -38,7 +38,8 @@ export function installExtension(codeServer, profile, vsix) {
   });
 }
 
-export async function startCodeServer(codeServer, profile, { port, logFile, env }) {
+/** `workspaceTrust: true` leaves VS Code's workspace trust on (the default run turns it off). */
+export async function startCodeServer(codeServer, profile, { port, logFile, env, workspaceTrust = false }) {
   const out = openSync(logFile, 'a');
   const child = spawn(
     codeServer,
@@ -47,7 +48,7 @@ export async function startCodeServer(codeServer, profile, { port, logFile, env 
       '--bind-addr', `127.0.0.1:${port}`,
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       '--user-data-dir', profile.userData,
       '--extensions-dir', profile.extensions,

@@ -11,15 +11,16 @@ export const name = 'Sampling with the editor\'s model: the approved request rea
 
 const ADDED = 'Answer in one sentence.';
 
-async function useProvider(workspace, outputLog, provider) {
+// A User setting: the sampling provider is the person's own (a workspace's value is ignored).
+async function useProvider(setUserSetting, outputLog, provider) {
   const before = outputLog().length;
-  workspace.setSetting('mcpSidecar.sampling.provider', provider);
+  await setUserSetting('mcpSidecar.sampling.provider', provider);
   await waitFor(`the sidecar to get sampling provider ${provider ?? '(not set)'}`, async () =>
     outputLog().slice(before).includes(`sampling provider ${provider ?? '(not set)'}`) || null, { timeout: 15000, interval: 200 });
 }
 
-export async function run({ page, workspace, outputLog, samplingAudit, testLmRequests, screenshot }) {
-  await useProvider(workspace, outputLog, 'editor');
+export async function run({ page, setUserSetting, outputLog, samplingAudit, testLmRequests, screenshot }) {
+  await useProvider(setUserSetting, outputLog, 'editor');
   try {
     const audited = samplingAudit().length;
     const asked = testLmRequests().length;
@@ -68,7 +69,7 @@ export async function run({ page, workspace, outputLog, samplingAudit, testLmReq
     assert.deepEqual(e.final.content, { type: 'text', text: expected });
     assert.equal(e.answerEdited, false);
   } finally {
-    await useProvider(workspace, outputLog, undefined).catch(() => {});
+    await useProvider(setUserSetting, outputLog, undefined).catch(() => {});
     await runCommand(page, 'View: Close All Editors').catch(() => {});
   }
 }
