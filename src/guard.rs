@@ -91,7 +91,7 @@ pub fn inject(site: impl FnOnce() -> String) {
         return;
     }
     let site = site();
-    if sites.iter().any(|s| *s == site) {
+    if sites.contains(&site) {
         panic!("injected panic at {site} ({TEST_PANIC_ENV})");
     }
 }
