@@ -54,6 +54,10 @@ async fn both_drafts_are_edited_and_the_server_gets_the_persons_answer() {
             text.contains("### system") && text.contains("### user"),
             "{text}"
         );
+        assert!(
+            text.contains("\nGoes to: no model (provider manual): you write the answer next.\n"),
+            "the draft names where it goes: {text}"
+        );
         let edited = text.replace("maxTokens: 400", "maxTokens: 64");
         editor
             .respond(&request, json!({"action": "accept", "text": edited}))
@@ -146,14 +150,25 @@ async fn reject_and_close_end_the_call_promptly() {
             .unwrap()
             .ends_with("sampling.jsonl")
     );
-    let log = std::fs::read_to_string(path).unwrap();
-    assert!(
-        log.lines()
-            .filter(|l| l.contains("\"outcome\":\"refused\""))
-            .count()
-            >= 4,
-        "{log}"
-    );
+    let log = std::fs::read_to_string(&path).unwrap();
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("\"outcome\":\"refused\""))
+        .collect();
+    assert!(refused.len() >= 4, "{log}");
+    // Refusals are summaries: who and why, with sizes, not what the server asked.
+    for line in refused {
+        assert!(
+            !line.contains("concise travel assistant") && line.contains("\"summary\":true"),
+            "{line}"
+        );
+    }
+    // Private: 0600 in a 0700 directory.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let path = std::path::Path::new(&path);
+    assert_eq!(mode(path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
     editor.shutdown_and_exit().await;
 }
 
