@@ -181,7 +181,7 @@ enum Next {
 /// server's process (dropping the service cancels it, the process is killed on drop, so calls
 /// waiting on it end with an error), fails the server with a message naming it, and keeps the
 /// slot answering: Stop is acknowledged, Restart runs the supervisor again. Without this a
-/// panicked slot would say "running" forever and never answer Stop.
+/// panicked slot would say "running" forever, and Restart would do nothing.
 async fn supervise_guarded(
     slot: Arc<Slot>,
     limits: Limits,
