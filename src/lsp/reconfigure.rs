@@ -76,8 +76,14 @@ pub fn spawn(
                     }
                 }
             }
-            if task.run().await {
-                let _ = again.send(());
+            // Under the panic guard: a bug hit by a workspace's file must not end this task
+            // (every later configuration change would be lost without a word).
+            match crate::guard::catch(task.run()).await {
+                Ok(true) => {
+                    let _ = again.send(());
+                }
+                Ok(false) => {}
+                Err(panic) => tracing::error!("applying the configuration failed: {panic}"),
             }
         }
     });

@@ -178,9 +178,10 @@ enum Next {
 }
 
 /// [`supervise`] under the panic guard. A panic in it (a bug) drops the connection and the
-/// server's process (killed on drop; calls waiting on it end with "transport closed"), fails the
-/// server with a message naming it, and keeps the slot answering: Stop is acknowledged, Restart
-/// runs the supervisor again. Without this a panicked slot would say "running" forever.
+/// server's process (dropping the service cancels it, the process is killed on drop, so calls
+/// waiting on it end with an error), fails the server with a message naming it, and keeps the
+/// slot answering: Stop is acknowledged, Restart runs the supervisor again. Without this a
+/// panicked slot would say "running" forever, and Restart would do nothing.
 async fn supervise_guarded(
     slot: Arc<Slot>,
     limits: Limits,
