@@ -163,7 +163,7 @@ async fn a_log_flood_is_summarized_and_the_editor_keeps_answering() {
             .filter_map(|l| number_before(l, " messages from flood dropped"))
             .collect();
         let dropped: u64 = counted.iter().sum();
-        if forwarded + dropped >= COUNT + 1 {
+        if forwarded + dropped > COUNT {
             break (forwarded, dropped, counted.len());
         }
         assert!(
@@ -185,7 +185,7 @@ async fn a_log_flood_is_summarized_and_the_editor_keeps_answering() {
         "{forwarded} forwarded in {elapsed:.2?}"
     );
     assert!(
-        summaries as usize <= elapsed.as_secs() as usize + 2,
+        summaries <= elapsed.as_secs() as usize + 2,
         "{summaries} summaries"
     );
     assert!(
