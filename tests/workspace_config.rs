@@ -419,8 +419,10 @@ async fn trust_covers_the_env_file_and_untrusting_stops_the_server_now() {
     write(&env_file, "DEMO=1\n");
     write(
         &folder.path().join(".vscode/mcp.json"),
-        &json!({"servers": {"ws": demo_with(json!({"envFile": "${workspaceFolder}/.env"}))}})
-            .to_string(),
+        &json!({"servers": {"ws": demo_with(
+            json!({"envFile": "${workspaceFolder}/.env", "sampling": {"policy": "auto"}}),
+        )}})
+        .to_string(),
     );
     let sidecar = spawn(home.path(), &home.path().join("log"));
     let editor = &sidecar.editor;
@@ -433,6 +435,11 @@ async fn trust_covers_the_env_file_and_untrusting_stops_the_server_now() {
     assert!(
         shown.contains("(env file: ${workspaceFolder}/.env)"),
         "{shown}"
+    );
+    let detail = ask["params"]["items"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("asks for: sampling without review"),
+        "{detail}"
     );
     editor.respond(&ask, json!({"selected": [0]})).await;
     editor.wait_status(mark, "ws", "running").await;

@@ -173,7 +173,17 @@ impl ServerSpec {
             inputs: inputs.clone(),
             keep_missing_inputs: true,
         };
-        let (transport, env_file) = expand_transport(obj, &var_cx).map_err(err)?;
+        let (mut transport, env_file) = expand_transport(obj, &var_cx).map_err(err)?;
+        // A workspace server runs the executable its trust was given for: a later restart does
+        // not look it up on PATH again (where another binary may have appeared).
+        if raw.scope == Scope::Workspace
+            && let TransportSpec::Stdio {
+                command, env, cwd, ..
+            } = &mut transport
+            && let Some(exe) = resolve_executable(command, env, cwd.as_deref())
+        {
+            *command = exe.display().to_string();
+        }
         let subject = if raw.scope == Scope::Workspace {
             let subject_cx = VarContext {
                 workspace_folder,
@@ -336,8 +346,9 @@ fn subject_json(transport: &TransportSpec) -> Value {
         } => serde_json::json!({
             "type": "stdio",
             "command": command,
+            // Canonical, so a symlink pointed elsewhere is a different subject.
             "executable": resolve_executable(command, env, cwd.as_deref())
-                .map(|p| p.display().to_string()),
+                .map(|p| p.canonicalize().unwrap_or(p).display().to_string()),
             "args": args,
             "env": env,
             "cwd": cwd.as_ref().map(|c| c.display().to_string()),
@@ -361,22 +372,22 @@ fn digest(value: &Value) -> String {
 
 /// The file `command` runs, found as the spawn finds it: a name with a `/` relative to the
 /// server's `cwd`, a bare name on the `PATH` the server gets (its own `env`, else the sidecar's).
+/// The path is absolute but not canonical (a symlink keeps its name, so argv[0] is unchanged).
 pub fn resolve_executable(
     command: &str,
     env: &BTreeMap<String, String>,
     cwd: Option<&std::path::Path>,
 ) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let base = cwd
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
+    let base = std::env::current_dir()
+        .unwrap_or_default()
+        .join(cwd.unwrap_or(std::path::Path::new("")));
     let runnable = |p: &std::path::Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if command.contains('/') {
         let path = base.join(crate::roots::expand_home(command));
-        return runnable(&path).then(|| path.canonicalize().unwrap_or(path));
+        return runnable(&path).then_some(path);
     }
     let path_var = env
         .get("PATH")
@@ -386,7 +397,6 @@ pub fn resolve_executable(
     std::env::split_paths(&path_var)
         .map(|dir| base.join(dir).join(command))
         .find(|p| runnable(p))
-        .map(|p| p.canonicalize().unwrap_or(p))
 }
 
 /// The definition as written, for the trust question: no value of any variable, env entry or

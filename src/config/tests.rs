@@ -417,13 +417,22 @@ fn the_trust_subject_covers_what_the_definition_expands_to() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_ne!(subject(def.clone()).resolved, first.resolved);
+    // And that is what a workspace server runs (no PATH lookup at a later restart).
+    let (resolved, _) = resolve(&[workspace_file(
+        "/w/proj/.vscode/mcp.json",
+        json!({"servers": {"s": def.clone()}}),
+    )]);
+    assert!(matches!(
+        spec_named(&resolved, "s").transport,
+        TransportSpec::Stdio { command, .. } if command == tool.display().to_string()
+    ));
     assert_eq!(
         super::server::resolve_executable(
             "tool",
             &[("PATH".into(), bin.display().to_string())].into(),
             None
         ),
-        Some(tool.canonicalize().unwrap())
+        Some(bin.join("tool"))
     );
     // `${input:}` references stay as written: answering one does not change the subject.
     let keyed =

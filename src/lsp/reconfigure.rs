@@ -212,8 +212,12 @@ impl Task {
             .chain(warnings.into_iter().map(|w| (w, MessageType::Warning)))
         {
             let message = error.to_string();
-            tracing::warn!("{message}");
-            if self.reported.insert(message.clone()) {
+            let first = self.reported.insert(message.clone());
+            // Ignored keys are logged once; errors at every pass, as before.
+            if first || level == MessageType::Error {
+                tracing::warn!("{message}");
+            }
+            if first {
                 self.client.show_message(level, message).await;
             }
         }
