@@ -77,9 +77,12 @@ def main():
     lsp = Lsp([binary, "lsp"])
     started = time.perf_counter()
     init = lsp.request("initialize", {
-        "processId": None, "capabilities": {},
+        "processId": None,
+        # The demo server is this session's own: reported as user-scoped, it runs without trust.
+        "capabilities": {"experimental": {"mcpSidecar": {"serverScopes": True}}},
         "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
-        "initializationOptions": {"servers": {"demo": {"command": binary, "args": ["demo-server"]}}},
+        "initializationOptions": {"servers": {"demo": {"command": binary, "args": ["demo-server"]}},
+                                  "serverScopes": {"demo": "user"}},
     })
     print(f"initialize answered in {1000 * (time.perf_counter() - started):.1f} ms by "
           f"{init['result']['serverInfo']['name']} {init['result']['serverInfo']['version']}")

@@ -532,8 +532,9 @@ async fn start_once(home: &Path, servers: &[(&str, Value)]) -> Vec<Duration> {
     let r = editor
         .request(
             "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}, "workspaceFolders": [],
-                   "initializationOptions": {"servers": defs}}),
+            json!({"processId": null, "rootUri": null, "workspaceFolders": [],
+                   "capabilities": {"experimental": {"mcpSidecar": {"serverScopes": true}}},
+                   "initializationOptions": crate::support::with_user_scopes(json!({"servers": defs}))}),
         )
         .await;
     assert!(r.get("result").is_some(), "{r}");
