@@ -1,6 +1,7 @@
 //! Flood control for what a server sends unasked (log notifications, stderr lines): a one-second
 //! window per source lets the first [`PER_SECOND`] through and counts the rest, which are then
-//! reported as one summary line when the window ends.
+//! reported as one summary line when the window ends. Also [`ToolsRefresh`], which turns a burst
+//! of `tools/list_changed` into one refresh.
 
 use std::time::{Duration, Instant};
 
@@ -87,6 +88,51 @@ impl Window {
     }
 }
 
+/// How long a tool list must stay unchanged before it is fetched again.
+pub const REFRESH_QUIET: Duration = Duration::from_millis(100);
+/// The longest a refresh waits for a burst of `list_changed` notifications to end.
+pub const REFRESH_MAX_WAIT: Duration = Duration::from_secs(1);
+
+/// Coalesces `notifications/tools/list_changed`: one refresh per burst.
+#[derive(Debug, Default)]
+pub struct ToolsRefresh {
+    /// (notifications so far, when the last one came, whether a refresh is scheduled)
+    state: std::sync::Mutex<(u64, Option<Instant>, bool)>,
+}
+
+impl ToolsRefresh {
+    /// Records one notification; true when the caller must schedule the refresh.
+    pub fn changed(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        s.1 = Some(Instant::now());
+        !std::mem::replace(&mut s.2, true)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// Waits until the burst is over (or has lasted too long), then hands the next
+    /// notification its own refresh; returns the generation being fetched.
+    pub async fn settle(&self) -> u64 {
+        let first = Instant::now();
+        loop {
+            let due = {
+                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let last = s.1.unwrap_or(first);
+                let due = (last + REFRESH_QUIET).min(first + REFRESH_MAX_WAIT);
+                if Instant::now() >= due {
+                    s.2 = false;
+                    return s.0;
+                }
+                due
+            };
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +173,65 @@ mod tests {
                 summary: Some(7),
                 first_drop: false
             }
+        );
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::super::host::{Event, Host, LogLevel};
+    use super::*;
+
+    #[tokio::test]
+    async fn a_server_log_flood_reaches_the_editor_as_a_hundred_and_one_summary() {
+        let (host, mut events) = Host::new();
+        for i in 0..250 {
+            host.server_log("s", LogLevel::Info, format!("[s] line {i}"));
+        }
+        host.server_log("quiet", LogLevel::Info, "[quiet] still heard".into());
+        let mut got = Vec::new();
+        while let Ok(e) = events.try_recv() {
+            got.push(e);
+        }
+        assert_eq!(
+            got.len(),
+            PER_SECOND as usize + 1,
+            "the other server has its own window"
+        );
+        // The summary comes when the window ends, with the flood over.
+        let summary = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("no summary");
+        assert_eq!(
+            summary,
+            Some(Event::Log {
+                level: LogLevel::Warning,
+                message: "[s] 150 messages from s dropped (more than 100 a second)".into()
+            })
+        );
+        assert!(events.try_recv().is_err(), "one summary line");
+    }
+
+    #[test]
+    fn an_elicitation_completes_once() {
+        let (host, _events) = Host::new();
+        let _waiter = host.completion("s", "id-1");
+        assert!(host.complete("s", "id-1"));
+        assert!(!host.complete("s", "id-1"), "repeats are ignored");
+        assert!(!host.complete("s", "unknown"));
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_list_changed_is_one_refresh() {
+        let refresh = ToolsRefresh::default();
+        assert!(refresh.changed(), "the first schedules the refresh");
+        for _ in 0..1000 {
+            assert!(!refresh.changed(), "the rest join it");
+        }
+        assert_eq!(refresh.settle().await, 1001);
+        assert!(
+            refresh.changed(),
+            "after it settled, the next one schedules again"
         );
     }
 }

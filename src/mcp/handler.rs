@@ -3,7 +3,6 @@
 //! entries (through [`Handler::answer_input`]). Also receives the server's notifications.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rmcp::ClientHandler;
 use rmcp::model::CustomNotification;
@@ -19,6 +18,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 
 use super::CLIENT_NAME;
+use super::flood;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
@@ -37,7 +37,7 @@ pub struct Handler {
     pub protocol_version: ProtocolVersion,
     pub elicitation: Policy,
     pub sampling: sampling::Policy,
-    pub refresh: Arc<ToolsRefresh>,
+    pub refresh: Arc<flood::ToolsRefresh>,
 }
 
 /// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
@@ -430,6 +430,8 @@ impl ClientHandler for Handler {
         })
     }
 
+    /// Progress the transport did not deliver itself as it read it (see
+    /// `Diagnostics::deliver_progress`; both of the sidecar's transports do).
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -501,8 +503,8 @@ impl ClientHandler for Handler {
 
     /// Drops the cached list and fetches the new one in the background, so `listServers` counts
     /// right and the next `listTools` is quick. A burst of notifications is one refresh: it waits
-    /// for [`REFRESH_QUIET`] without another one (at most [`REFRESH_MAX_WAIT`]), then fetches
-    /// once and tells the editor once.
+    /// for [`flood::REFRESH_QUIET`] without another one (at most [`flood::REFRESH_MAX_WAIT`]),
+    /// then fetches once and tells the editor once.
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if !self.refresh.changed() {
@@ -525,51 +527,6 @@ impl ClientHandler for Handler {
                 server: server.to_string(),
             });
         });
-    }
-}
-
-/// How long a tool list must stay unchanged before it is fetched again.
-pub const REFRESH_QUIET: Duration = Duration::from_millis(100);
-/// The longest a refresh waits for a burst of `list_changed` notifications to end.
-pub const REFRESH_MAX_WAIT: Duration = Duration::from_secs(1);
-
-/// Coalesces `notifications/tools/list_changed`: one refresh per burst.
-#[derive(Debug, Default)]
-pub struct ToolsRefresh {
-    /// (notifications so far, when the last one came, whether a refresh is scheduled)
-    state: std::sync::Mutex<(u64, Option<Instant>, bool)>,
-}
-
-impl ToolsRefresh {
-    /// Records one notification; true when the caller must schedule the refresh.
-    pub fn changed(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += 1;
-        s.1 = Some(Instant::now());
-        !std::mem::replace(&mut s.2, true)
-    }
-
-    pub fn generation(&self) -> u64 {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
-    }
-
-    /// Waits until the burst is over (or has lasted too long), then hands the next
-    /// notification its own refresh; returns the generation being fetched.
-    pub async fn settle(&self) -> u64 {
-        let first = Instant::now();
-        loop {
-            let due = {
-                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                let last = s.1.unwrap_or(first);
-                let due = (last + REFRESH_QUIET).min(first + REFRESH_MAX_WAIT);
-                if Instant::now() >= due {
-                    s.2 = false;
-                    return s.0;
-                }
-                due
-            };
-            tokio::time::sleep_until(due.into()).await;
-        }
     }
 }
 
