@@ -36,10 +36,10 @@ export function registerE2eHooks(prompts: PromptService, drafts: DraftService): 
         request.method === 'updateSetting'
           ? updateUserSetting(String(request.params.key), request.params.value)
           : request.method === 'inputBox'
-          ? prompts.inputBox(request.params as InputBoxParams)
-          : request.method === 'quickPick'
-            ? prompts.quickPick(request.params as QuickPickParams)
-            : drafts.editDraft(request.params as EditDraftParams);
+            ? prompts.inputBox(request.params as InputBoxParams)
+            : request.method === 'quickPick'
+              ? prompts.quickPick(request.params as QuickPickParams)
+              : drafts.editDraft(request.params as EditDraftParams);
       if (request.cancelAfterMs !== undefined) {
         setTimeout(() => prompts.cancel(id) || drafts.cancel(id), request.cancelAfterMs);
       }
