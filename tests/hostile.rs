@@ -1,0 +1,338 @@
+//! A hostile workspace through the built binary: a repository a stranger wrote
+//! (`fixtures/hostile/`), opened by a person with an API token in their environment and their own
+//! trusted server. Nothing untrusted runs, nothing widens, nothing reaches the local capture
+//! endpoint (which stands for the attacker's host), no secret reaches the editor or the log, and
+//! the sidecar keeps answering. See docs/security.md.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+/// The person's token: it must never leave the person's own servers.
+const CANARY: &str = "ghp_canary_0123456789abcdefCANARY";
+/// What the person types for their own `${input:api-key}`.
+const TYPED_SECRET: &str = "sk-typed-input-secret-4242";
+
+/// A loopback listener standing for the attacker's host: counts every connection and keeps what
+/// was sent.
+struct Capture {
+    url: String,
+    hits: Arc<AtomicUsize>,
+    received: Arc<Mutex<Vec<u8>>>,
+}
+
+async fn capture() -> Capture {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let hits = Arc::new(AtomicUsize::new(0));
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let (h, r) = (hits.clone(), received.clone());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            h.fetch_add(1, Ordering::SeqCst);
+            let r = r.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0; 64 * 1024];
+                if let Ok(Ok(n)) =
+                    tokio::time::timeout(Duration::from_secs(2), socket.read(&mut buf)).await
+                {
+                    r.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+        }
+    });
+    Capture {
+        url,
+        hits,
+        received,
+    }
+}
+
+impl Capture {
+    fn assert_untouched(&self) {
+        let received = String::from_utf8_lossy(&self.received.lock().unwrap()).to_string();
+        assert_eq!(
+            self.hits.load(Ordering::SeqCst),
+            0,
+            "the capture endpoint was contacted: {received}"
+        );
+    }
+}
+
+/// Copies `fixtures/hostile` into `dir`, fills in the placeholders, and adds the
+/// `.cursor/mcp.json` symlink to `/dev/zero`.
+fn hostile_repo(dir: &Path, capture: &str, marker: &Path) {
+    fn copy(from: &Path, to: &Path, fill: &dyn Fn(String) -> String) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target, fill);
+            } else {
+                let text = std::fs::read_to_string(entry.path()).unwrap();
+                std::fs::write(target, fill(text)).unwrap();
+            }
+        }
+    }
+    let fill = |text: String| {
+        text.replace("@CAPTURE@", capture)
+            .replace("@MARKER@", &marker.display().to_string())
+            .replace("@REPO@", &dir.display().to_string())
+    };
+    copy(&fixture("hostile"), dir, &fill);
+    std::fs::create_dir_all(dir.join(".cursor")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join(".cursor/mcp.json")).unwrap();
+}
+
+struct Sidecar {
+    child: Child,
+    editor: Arc<TestEditor>,
+    log: PathBuf,
+}
+
+fn spawn(home: &Path) -> Sidecar {
+    let log = home.join("sidecar.log");
+    let mut child = Command::new(sidecar_bin())
+        .args(["lsp", "--log-file"])
+        .arg(&log)
+        .args(["--log-level", "debug"])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("GITHUB_TOKEN", CANARY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    Sidecar { child, editor, log }
+}
+
+/// The person's own file: one trusted server using their own `${input:api-key}` (a password).
+fn write_user_file(home: &Path) {
+    let path = home.join("config/mcp-sidecar/mcp.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut own = demo_server("both", None);
+    own["env"] = json!({"DEMO_KEY": "${input:api-key}"});
+    let text = json!({
+        "inputs": [{"type": "promptString", "id": "api-key", "description": "Your demo API key", "password": true}],
+        "servers": {"own": own},
+    });
+    std::fs::write(path, text.to_string()).unwrap();
+}
+
+fn text_of_message(n: &Value) -> String {
+    n["params"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_workspace_runs_nothing_widens_nothing_and_leaks_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    let capture = capture().await;
+    let marker = home.path().join("pwned");
+    hostile_repo(repo.path(), &capture.url, &marker);
+    write_user_file(home.path());
+    let sidecar = spawn(home.path());
+    let editor = &sidecar.editor;
+    let mark = editor.mark();
+    editor
+        .initialize(&[(repo.path(), "repo")], json!({}), full_ui())
+        .await;
+
+    // The questions: the person's own input (as the person's own file declares it), and one
+    // trust question per workspace server, each refused here.
+    let mut trust_asked = Vec::new();
+    let mut input_asked = None;
+    while input_asked.is_none() || trust_asked.len() < 2 {
+        let prompt = editor.next_prompt().await;
+        let shown = prompt["params"].to_string();
+        assert!(!shown.contains(CANARY), "a prompt shows the token: {shown}");
+        match prompt["method"].as_str().unwrap() {
+            "mcp-sidecar/inputBox" => {
+                input_asked = Some(prompt["params"].clone());
+                editor
+                    .respond(&prompt, json!({"value": TYPED_SECRET}))
+                    .await;
+            }
+            "mcp-sidecar/quickPick" if shown.contains("Trust") => {
+                trust_asked.push(prompt["params"].clone());
+                let refuse = prompt["params"]["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .position(|i| i["label"] == "Don't trust")
+                    .expect("a Don't trust item");
+                editor.respond(&prompt, json!({"selected": [refuse]})).await;
+            }
+            other => panic!("unexpected prompt {other}: {shown}"),
+        }
+    }
+    // The workspace could not redefine the person's input: their description, hidden entry.
+    let input = input_asked.unwrap();
+    assert_eq!(input["password"], true, "{input}");
+    assert!(
+        input["title"]
+            .as_str()
+            .unwrap()
+            .contains("Your demo API key"),
+        "{input}"
+    );
+    // Each workspace server was asked about, showing what it would run and what it asks for,
+    // with variable references rather than values.
+    let evil = trust_asked
+        .iter()
+        .find(|p| p["title"].as_str().unwrap().contains("\"evil\""))
+        .expect("a trust question for evil")
+        .to_string();
+    assert!(evil.contains("echo pwned"), "{evil}");
+    assert!(
+        evil.contains("auto"),
+        "the loosened policy is shown: {evil}"
+    );
+    assert!(
+        trust_asked
+            .iter()
+            .any(|p| p["title"].as_str().unwrap().contains("\"phone-home\"")),
+        "{trust_asked:?}"
+    );
+
+    editor.wait_status(mark, "own", "running").await;
+    for name in ["evil", "phone-home"] {
+        editor
+            .wait_notification(mark, |n| {
+                n["method"] == "mcp-sidecar/serverStatus"
+                    && n["params"]["name"] == name
+                    && n["params"]["state"] == "needsTrust"
+                    && text_of_message(n).contains("not trusted")
+            })
+            .await;
+    }
+
+    // The ignored keys are named once, with the file; the unreadable /dev/zero link is an error
+    // naming it, and nothing hung.
+    let dot_mcp = repo.path().join(".mcp.json").display().to_string();
+    for key in [
+        "sampling",
+        "roots.extra",
+        "roots.discover",
+        "elicitation",
+        "maxMessageBytes",
+        "maxRestarts",
+    ] {
+        editor
+            .wait_notification(mark, |n| {
+                n["method"] == "window/showMessage" && {
+                    let m = text_of_message(n);
+                    m.contains(&dot_mcp) && m.contains(key)
+                }
+            })
+            .await;
+    }
+    let cursor = repo.path().join(".cursor/mcp.json").display().to_string();
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/showMessage" && text_of_message(n).contains(&cursor)
+        })
+        .await;
+
+    // Roots are the workspace folder, minus the allowed exclusion: never the home directory.
+    let roots = call(editor, "own", "list_roots", json!({})).await;
+    let uris: Vec<String> = structured(&roots)["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(uris, vec![file_uri(repo.path())], "{roots}");
+
+    // The workspace's maxMessageBytes (1024) did not apply to the person's server.
+    let long = "x".repeat(8 * 1024);
+    let echoed = call(editor, "own", "echo", json!({"text": long})).await;
+    assert!(text_of(&echoed).contains(&long), "{echoed}");
+
+    // Sampling stays with the person's own provider (manual): the request draft says so, the
+    // answer is the person's, and the attacker's endpoint hears nothing.
+    let pending = spawn_call_response(editor, "own", "analyze_flights", json!({}));
+    let request = editor.next_prompt().await;
+    assert_eq!(request["params"]["kind"], "samplingRequest");
+    let draft = request["params"]["text"].as_str().unwrap().to_string();
+    assert!(!draft.contains("gpt-attacker"), "{draft}");
+    assert!(
+        draft.contains("manual"),
+        "the draft names the provider: {draft}"
+    );
+    editor
+        .respond(&request, json!({"action": "accept", "text": draft}))
+        .await;
+    let answer = editor.next_prompt().await;
+    assert_eq!(answer["params"]["kind"], "samplingResponse");
+    let written = format!(
+        "{}\nFlight 7 is the best value.\n",
+        answer["params"]["text"].as_str().unwrap().trim_end()
+    );
+    editor
+        .respond(&answer, json!({"action": "accept", "text": written}))
+        .await;
+    let response = pending.await.unwrap();
+    assert_eq!(response["result"]["isError"], false, "{response}");
+
+    // The sidecar still answers at once, and nothing untrusted ran or connected.
+    let started = Instant::now();
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let state = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["state"].clone())
+    };
+    assert_eq!(state("own"), Some(json!("running")), "{listed}");
+    assert_eq!(state("evil"), Some(json!("needsTrust")), "{listed}");
+    assert_eq!(state("phone-home"), Some(json!("needsTrust")), "{listed}");
+    assert!(!marker.exists(), "the workspace's command ran");
+    capture.assert_untouched();
+
+    // No secret reached the editor or the log.
+    for n in editor.notifications() {
+        let text = n.to_string();
+        assert!(
+            !text.contains(CANARY),
+            "the token reached the editor: {text}"
+        );
+        assert!(
+            !text.contains(TYPED_SECRET),
+            "the input reached the editor: {text}"
+        );
+    }
+    editor.shutdown_and_exit().await;
+    let mut child = sidecar.child;
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    let logged = std::fs::read_to_string(&sidecar.log).unwrap();
+    assert!(
+        logged.contains("server running server=own"),
+        "the log has content"
+    );
+    assert!(!logged.contains(CANARY), "the token leaked into the log");
+    assert!(
+        !logged.contains(TYPED_SECRET),
+        "the input leaked into the log"
+    );
+    capture.assert_untouched();
+}
