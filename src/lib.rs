@@ -10,6 +10,7 @@ pub mod guard;
 pub mod logging;
 pub mod lsp;
 pub mod mcp;
+pub mod net;
 pub mod roots;
 pub mod sampling;
 pub mod store;

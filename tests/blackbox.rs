@@ -16,26 +16,12 @@ struct Sidecar {
 }
 
 fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
-    let mut child = Command::new(sidecar_bin())
-        .arg("lsp")
-        .env("XDG_CONFIG_HOME", config_home)
-        .env("MCP_SIDECAR_LOG", "debug")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("SIDECAR_STDERR").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let stdin = child.stdin.take().unwrap();
-    Sidecar {
-        editor: TestEditor::new(stdout, stdin),
-        child,
-    }
+    let (child, editor) = spawn_editor(
+        sidecar_command()
+            .env("XDG_CONFIG_HOME", config_home)
+            .env("MCP_SIDECAR_LOG", "debug"),
+    );
+    Sidecar { editor, child }
 }
 
 /// The sidecar logging to `log` at info level, its stderr captured (it must stay empty).
@@ -43,19 +29,14 @@ fn spawn_logging_sidecar(
     config_home: &std::path::Path,
     log: &std::path::Path,
 ) -> (Child, Arc<TestEditor>) {
-    let mut child = Command::new(sidecar_bin())
-        .args(["lsp", "--log-file"])
-        .arg(log)
-        .args(["--log-level", "info"])
-        .env("XDG_CONFIG_HOME", config_home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    (child, editor)
+    spawn_editor(
+        sidecar_command()
+            .arg("--log-file")
+            .arg(log)
+            .args(["--log-level", "info"])
+            .env("XDG_CONFIG_HOME", config_home)
+            .stderr(Stdio::piped()),
+    )
 }
 
 /// Processes whose parent is `pid` (from /proc).

@@ -6,13 +6,12 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::*;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// What the sidecar lets through per server and second (`mcp::flood::PER_SECOND`).
 const PER_SECOND: f64 = 100.0;
@@ -29,19 +28,14 @@ struct Sidecar {
 async fn start() -> Sidecar {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("sidecar.log");
-    let mut child = Command::new(sidecar_bin())
-        .args(["lsp", "--log-file"])
-        .arg(&log)
-        .env("XDG_CONFIG_HOME", dir.path())
-        .env_remove("MCP_SIDECAR_LOG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, editor) = spawn_editor(
+        sidecar_command()
+            .arg("--log-file")
+            .arg(&log)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env_remove("MCP_SIDECAR_LOG")
+            .env_remove("RUST_LOG"),
+    );
     let mark = editor.mark();
     let flood = json!({"command": "python3", "args": [fixture("bad/flood.py")], "timeout": 30});
     editor

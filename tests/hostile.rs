@@ -7,7 +7,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::*;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// The person's token: it must never leave the person's own servers.
 const CANARY: &str = "ghp_canary_0123456789abcdefCANARY";
@@ -101,21 +100,16 @@ struct Sidecar {
 
 fn spawn(home: &Path) -> Sidecar {
     let log = home.join("sidecar.log");
-    let mut child = Command::new(sidecar_bin())
-        .args(["lsp", "--log-file"])
-        .arg(&log)
-        .args(["--log-level", "debug"])
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("GITHUB_TOKEN", CANARY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, editor) = spawn_editor(
+        sidecar_command()
+            .arg("--log-file")
+            .arg(&log)
+            .args(["--log-level", "debug"])
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("GITHUB_TOKEN", CANARY),
+    );
     Sidecar { child, editor, log }
 }
 

@@ -4,11 +4,8 @@
 
 mod support;
 
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 use support::*;
-use tokio::process::Command;
 
 const INPUT: &str = "mcp-sidecar/inputBox";
 const PICK: &str = "mcp-sidecar/quickPick";
@@ -120,24 +117,14 @@ async fn multibyte_date_times_are_asked_again_not_a_crash() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_injected_panic_costs_one_request_not_the_sidecar() {
     let config_home = tempfile::tempdir().unwrap();
-    let mut child = Command::new(sidecar_bin())
-        .arg("lsp")
-        .env("XDG_CONFIG_HOME", config_home.path())
-        .env(
-            "MCP_SIDECAR_TEST_PANIC",
-            "command:mcp-sidecar.listTools,elicitation:legacy,elicitation:modern,supervisor:doomed",
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("SIDECAR_STDERR").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (mut child, editor) = spawn_editor(
+        sidecar_command()
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .env(
+                "MCP_SIDECAR_TEST_PANIC",
+                "command:mcp-sidecar.listTools,elicitation:legacy,elicitation:modern,supervisor:doomed",
+            ),
+    );
     let mark = editor.mark();
     editor
         .initialize(

@@ -4,13 +4,12 @@
 mod support;
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use support::*;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 struct Sidecar {
     child: Child,
@@ -18,20 +17,15 @@ struct Sidecar {
 }
 
 fn spawn(home: &Path, log: &Path) -> Sidecar {
-    let mut child = Command::new(sidecar_bin())
-        .args(["lsp", "--log-file"])
-        .arg(log)
-        .args(["--log-level", "debug"])
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("MCP_SIDECAR_TEST_SECRET_DIR", home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let (child, editor) = spawn_editor(
+        sidecar_command()
+            .arg("--log-file")
+            .arg(log)
+            .args(["--log-level", "debug"])
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("MCP_SIDECAR_TEST_SECRET_DIR", home),
+    );
     Sidecar { child, editor }
 }
 

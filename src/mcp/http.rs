@@ -131,8 +131,8 @@ pub fn transport(
         .user_agent(concat!("mcp-sidecar/", env!("CARGO_PKG_VERSION")))
         // A response stream that is not read to its end would stall a reused connection.
         .pool_max_idle_per_host(0)
-        .redirect(redirect_policy());
-    if is_loopback(url) {
+        .redirect(crate::net::same_origin_redirects());
+    if crate::net::is_loopback(url) {
         // A server on this machine is never reached through a proxy.
         builder = builder.no_proxy();
     }
@@ -205,32 +205,6 @@ fn custom_headers(
         out.insert(header, value);
     }
     Ok(out)
-}
-
-/// Follows only same-origin 307/308 redirects (they keep the method and the body); anything
-/// else comes back as the redirect response and is reported with its status.
-fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if keeps_body && same_origin && attempt.previous().len() <= 5 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    })
-}
-
-fn is_loopback(url: &url::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 /// The URL for messages: without user name, password or query (they may hold credentials).

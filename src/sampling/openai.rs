@@ -148,8 +148,8 @@ impl OpenAi {
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.timeout)
             .user_agent(concat!("mcp-sidecar/", env!("CARGO_PKG_VERSION")))
-            .redirect(redirect_policy());
-        if is_loopback(&url) {
+            .redirect(crate::net::same_origin_redirects());
+        if crate::net::is_loopback(&url) {
             // A model on this machine is never reached through a proxy.
             builder = builder.no_proxy();
         }
@@ -180,7 +180,7 @@ impl OpenAi {
     /// Set when the API key would cross a network unencrypted: `http://` to a host that is not
     /// this machine.
     pub fn insecure_key_warning(&self) -> Option<String> {
-        (self.authorization.is_some() && self.url.scheme() == "http" && !is_loopback(&self.url))
+        (self.authorization.is_some() && self.url.scheme() == "http" && !crate::net::is_loopback(&self.url))
             .then(|| {
                 format!(
                     "sampling.openai sends its API key to {} over plain http://: anyone on the network path can read it. Use an https:// baseUrl.",
@@ -233,7 +233,7 @@ impl OpenAi {
 
         let status = response.status();
         if status.is_redirection() {
-            // Not followed (see `redirect_policy`): the request and the key stay with this origin.
+            // Not followed (see `net::same_origin_redirects`): the request and the key stay with this origin.
             let to = response
                 .headers()
                 .get(reqwest::header::LOCATION)
@@ -411,23 +411,6 @@ impl Provider for OpenAi {
     }
 }
 
-/// Follows only same-origin 307/308 redirects (they keep the method and the body), at most 5:
-/// the conversation and the API key never go to a host the settings do not name.
-fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if keeps_body && same_origin && attempt.previous().len() <= 5 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    })
-}
-
 fn read_api_key(var: &str) -> Result<HeaderValue, ProviderError> {
     match std::env::var(var) {
         Ok(key) if !key.trim().is_empty() => {
@@ -445,15 +428,6 @@ fn read_api_key(var: &str) -> Result<HeaderValue, ProviderError> {
         Err(std::env::VarError::NotUnicode(_)) => Err(ProviderError(format!(
             "the environment variable {var} (apiKeyEnv) is not valid Unicode"
         ))),
-    }
-}
-
-fn is_loopback(url: &reqwest::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
     }
 }
 

@@ -334,6 +334,32 @@ pub fn sidecar_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-sidecar"))
 }
 
+/// The built binary as an editor starts it: `lsp`, stdio piped, killed with the test, stderr
+/// shown only with `SIDECAR_STDERR` set. Add arguments and environment, then [`spawn_editor`].
+pub fn sidecar_command() -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(sidecar_bin());
+    command
+        .arg("lsp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(if std::env::var_os("SIDECAR_STDERR").is_some() {
+            std::process::Stdio::inherit()
+        } else {
+            std::process::Stdio::null()
+        })
+        .kill_on_drop(true);
+    command
+}
+
+/// Starts the sidecar and connects a scripted editor to its stdio.
+pub fn spawn_editor(
+    command: &mut tokio::process::Command,
+) -> (tokio::process::Child, Arc<TestEditor>) {
+    let mut child = command.spawn().expect("the sidecar binary starts");
+    let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    (child, editor)
+}
+
 /// A server definition running the built-in demo server.
 pub fn demo_server(era: &str, pin: Option<&str>) -> Value {
     let mut def = json!({"command": sidecar_bin(), "args": ["demo-server", "--era", era]});
