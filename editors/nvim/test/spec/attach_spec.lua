@@ -29,17 +29,14 @@ end)
 
 T.test('the editor capabilities and the settings are sent in initialize', function()
   local client = require('mcp_sidecar').client()
-  T.eq(
-    {
-      inputBox = true,
-      quickPick = true,
-      editDraft = true,
-      clipboard = true,
-      languageModel = false,
-      serverScopes = true,
-    },
-    client.capabilities.experimental.mcpSidecar
-  )
+  T.eq({
+    inputBox = true,
+    quickPick = true,
+    editDraft = true,
+    clipboard = true,
+    languageModel = false,
+    serverScopes = true,
+  }, client.capabilities.experimental.mcpSidecar)
   T.eq(1, client.server_capabilities.experimental.mcpSidecar.version)
   T.contains(client.server_capabilities.executeCommandProvider.commands, 'mcp-sidecar.callTool')
   local rows = T.exec('mcp-sidecar.listServers')

@@ -94,17 +94,14 @@ T.test('lsp/mcp_sidecar.lua is a vim.lsp.config entry', function()
   T.eq('function', type(cfg.cmd))
   T.eq('function', type(cfg.root_dir))
   T.eq(false, cfg.workspace_required)
-  T.eq(
-    {
-      inputBox = true,
-      quickPick = true,
-      editDraft = true,
-      clipboard = true,
-      languageModel = false,
-      serverScopes = true,
-    },
-    cfg.capabilities.experimental.mcpSidecar
-  )
+  T.eq({
+    inputBox = true,
+    quickPick = true,
+    editDraft = true,
+    clipboard = true,
+    languageModel = false,
+    serverScopes = true,
+  }, cfg.capabilities.experimental.mcpSidecar)
   for _, method in ipairs({
     'mcp-sidecar/inputBox',
     'mcp-sidecar/quickPick',
@@ -122,8 +119,11 @@ T.test('vim.lsp.enable("mcp_sidecar") with vim.lsp.config() overrides starts the
   vim.g.mcp_sidecar = { cmd = T.bin, root_markers = {}, autostart = false }
   vim.lsp.config('mcp_sidecar', {
     before_init = function(params)
-      params.initializationOptions =
-        { servers = { viaconfig = { command = T.bin, args = { 'demo-server' } } } }
+      -- Settings written by hand name their own scopes (else each server would ask for trust).
+      params.initializationOptions = {
+        servers = { viaconfig = { command = T.bin, args = { 'demo-server' } } },
+        serverScopes = { viaconfig = 'user' },
+      }
     end,
   })
   vim.cmd('runtime plugin/mcp_sidecar.lua')
