@@ -360,3 +360,28 @@ async fn stderr_floods_and_endless_lines_are_capped_in_the_log() {
     assert_eq!(text_of(&pong), "pong");
     sidecar.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_that_are_not_json_rpc_are_logged_at_the_flood_rate() {
+    const COUNT: u64 = 20_000;
+    let sidecar = start().await;
+    let editor = sidecar.editor.clone();
+    let mark = editor.mark();
+    let started = Instant::now();
+    call(&editor, "flood", "junk_flood", json!({"count": COUNT})).await;
+    // The notification written after the junk arrives once every junk line was read.
+    wait_log(&editor, mark, "junk done").await;
+    let elapsed = started.elapsed();
+    let log = sidecar.log_text();
+    let logged = log.lines().filter(|l| l.contains("junk line ")).count();
+    eprintln!("{COUNT} junk lines: {logged} logged over {elapsed:.2?}");
+    assert!(logged >= 1, "the first junk lines are logged");
+    assert!(logged <= allowed(elapsed), "{logged} junk lines logged");
+    assert!(
+        log.contains("ignored and counted, not logged"),
+        "the drop is said"
+    );
+    let pong = call(&editor, "flood", "ping_tool", json!({})).await;
+    assert_eq!(text_of(&pong), "pong");
+    sidecar.editor.shutdown_and_exit().await;
+}

@@ -19,6 +19,7 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::flood;
 use super::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
 use super::process::Diagnostics;
 
@@ -30,6 +31,8 @@ pub struct StdioTransport {
     diag: Arc<Diagnostics>,
     /// The rest of a batch whose first message was already returned.
     queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
+    /// Lines that are not JSON-RPC are logged at most [`flood::PER_SECOND`] a second.
+    junk: flood::Window,
 }
 
 impl StdioTransport {
@@ -48,6 +51,7 @@ impl StdioTransport {
             max_bytes,
             diag,
             queued: VecDeque::new(),
+            junk: flood::Window::default(),
         }
     }
 
@@ -57,10 +61,20 @@ impl StdioTransport {
             Line::Message(message) if self.diag.deliver_progress(&message) => {}
             Line::Message(message) => self.queued.push_back(*message),
             Line::Skip => {}
-            Line::Garbage(problem) => tracing::warn!(
-                server = %self.server,
-                "ignored a line from the server that is not a JSON-RPC message ({problem})"
-            ),
+            Line::Garbage(problem) => {
+                let admit = self.junk.admit(std::time::Instant::now());
+                if let Some(dropped) = admit.summary {
+                    tracing::warn!(server = %self.server, "{dropped} more lines that are not JSON-RPC messages were ignored (more than {} a second)", flood::PER_SECOND);
+                }
+                if admit.pass {
+                    tracing::warn!(
+                        server = %self.server,
+                        "ignored a line from the server that is not a JSON-RPC message ({problem})"
+                    );
+                } else if admit.first_drop {
+                    tracing::warn!(server = %self.server, "more lines that are not JSON-RPC messages this second: ignored and counted, not logged");
+                }
+            }
             Line::Refuse(reply) => {
                 tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
                 let writer = self.writer.clone();
