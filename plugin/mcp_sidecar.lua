@@ -3,10 +3,7 @@
 -- 'runtimepath' and loads it, so one plugin spec installs it. See docs/neovim.md.
 local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h')
 local home = vim.fs.normalize(root .. '/editors/nvim')
-local on_rtp = vim.tbl_contains(
-  vim.tbl_map(vim.fs.normalize, vim.api.nvim_list_runtime_paths()),
-  home
-)
+local on_rtp = vim.tbl_contains(vim.tbl_map(vim.fs.normalize, vim.api.nvim_list_runtime_paths()), home)
 if not on_rtp then
   vim.opt.runtimepath:append(home)
 end
