@@ -17,6 +17,10 @@ pub enum Command {
     Conformance {
         url: String,
     },
+    /// Check the configuration files, the servers' commands and the state directory.
+    Doctor {
+        folders: Vec<PathBuf>,
+    },
     Version,
     Help,
 }
@@ -32,12 +36,17 @@ pub const USAGE: &str = "\
 usage: mcp-sidecar [lsp] [--log-file PATH] [--log-level FILTER]
        mcp-sidecar demo-server [--era both|legacy|modern] [--log-level FILTER]
        mcp-sidecar conformance URL [--log-level FILTER]
+       mcp-sidecar doctor [FOLDER...]
        mcp-sidecar --version | --help
 
   lsp           serve the Language Server Protocol on stdin/stdout (default)
   demo-server   serve the built-in demo MCP server on stdin/stdout
   conformance   run one scenario of the MCP conformance suite against URL, headless (reads
                 MCP_CONFORMANCE_SCENARIO, _PROTOCOL_VERSION, _CONTEXT; exit 0 = success)
+  doctor        check the person's own mcp.json, the workspace files of each FOLDER (default: the
+                current directory), each server's command and the state directory; print what
+                was found (exit 1 = a problem was found)
+  --version     print the version and the MCP protocol revisions spoken
   --log-file    append logs to PATH instead of stderr (stdout is never used for logs)
   --log-level   RUST_LOG-style filter, e.g. info or mcp_sidecar=debug (default: $MCP_SIDECAR_LOG,
                 $RUST_LOG, then info)
@@ -52,6 +61,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     let mut era = Era::default();
     let mut subcommand: Option<String> = None;
     let mut operand: Option<String> = None;
+    let mut folders: Vec<PathBuf> = Vec::new();
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -70,7 +80,12 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             "--log-file" => parsed.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--log-level" => parsed.log_level = Some(value("--log-level")?),
             "--era" => era = value("--era")?.parse()?,
-            "lsp" | "demo-server" | "conformance" if subcommand.is_none() => subcommand = Some(arg),
+            "lsp" | "demo-server" | "conformance" | "doctor" if subcommand.is_none() => {
+                subcommand = Some(arg)
+            }
+            folder if subcommand.as_deref() == Some("doctor") && !folder.starts_with('-') => {
+                folders.push(PathBuf::from(folder))
+            }
             // The conformance suite appends the server URL.
             url if subcommand.as_deref() == Some("conformance")
                 && operand.is_none()
@@ -88,6 +103,13 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             Some("demo-server") => Command::DemoServer { era },
             Some("conformance") => Command::Conformance {
                 url: operand.ok_or("conformance needs the server URL")?,
+            },
+            Some("doctor") => Command::Doctor {
+                folders: if folders.is_empty() {
+                    vec![PathBuf::from(".")]
+                } else {
+                    folders
+                },
             },
             _ => Command::Lsp,
         };
@@ -129,5 +151,18 @@ mod tests {
         );
         assert!(p(&["conformance"]).is_err());
         assert!(p(&["conformance", "http://a", "http://b"]).is_err());
+        assert_eq!(
+            p(&["doctor"]).unwrap().command,
+            Command::Doctor {
+                folders: vec![PathBuf::from(".")]
+            }
+        );
+        assert_eq!(
+            p(&["doctor", "/a", "/b"]).unwrap().command,
+            Command::Doctor {
+                folders: vec![PathBuf::from("/a"), PathBuf::from("/b")]
+            }
+        );
+        assert!(p(&["doctor", "--bogus"]).is_err());
     }
 }

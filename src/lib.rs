@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod conformance;
 pub mod demo;
+pub mod doctor;
 pub mod elicitation;
 pub mod guard;
 pub mod logging;

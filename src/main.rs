@@ -13,8 +13,17 @@ fn main() -> ExitCode {
     };
     match args.command {
         Command::Version => {
-            println!("mcp-sidecar {}", env!("CARGO_PKG_VERSION"));
+            println!("{}", mcp_sidecar::doctor::version_text());
             return ExitCode::SUCCESS;
+        }
+        Command::Doctor { folders } => {
+            let report = mcp_sidecar::doctor::run(&folders);
+            print!("{}", report.text);
+            return if report.problems == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            };
         }
         Command::Help => {
             println!("{}", cli::USAGE);

@@ -264,7 +264,11 @@ async fn version_help_and_bad_arguments() {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("mcp-sidecar {}", env!("CARGO_PKG_VERSION"))
+        format!(
+            "mcp-sidecar {}\nMCP protocol revisions: 2026-07-28, 2025-11-25, 2025-06-18, \
+             2025-03-26, 2024-11-05",
+            env!("CARGO_PKG_VERSION")
+        )
     );
     let out = std::process::Command::new(sidecar_bin())
         .arg("--bogus")
@@ -494,4 +498,86 @@ async fn malformed_lines_from_a_server_get_clear_errors_and_nothing_else_breaks(
     );
     assert!(skipped.len() >= 3, "{text}");
     assert!(!text.contains("panicked"), "{text}");
+}
+
+/// `mcp-sidecar doctor` over a home and a workspace it makes: what is fine, then each problem.
+#[test]
+fn doctor_reports_config_commands_and_state_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config");
+    let state = home.path().join("state");
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(config.join("mcp-sidecar")).unwrap();
+    std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+    let doctor = |folder: &std::path::Path| {
+        let out = std::process::Command::new(sidecar_bin())
+            .arg("doctor")
+            .arg(folder)
+            .env("XDG_CONFIG_HOME", &config)
+            .env("XDG_STATE_HOME", &state)
+            .env("SECRET_TOKEN", "s3cr3t-value")
+            .output()
+            .unwrap();
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    std::fs::write(
+        config.join("mcp-sidecar/mcp.json"),
+        serde_json::to_string(&json!({"servers": {
+            "mine": demo_server("both", None),
+            "remote": {"url": "https://example.com/mcp?token=${env:SECRET_TOKEN}"},
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
+    let (code, text) = doctor(&ws);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("MCP protocol revisions: 2026-07-28"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("ok: \"mine\" runs {}", sidecar_bin().display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok: \"remote\" is an HTTP server at https://example.com ["),
+        "{text}"
+    );
+    assert!(text.contains("does not exist yet"), "{text}");
+    assert!(text.contains("no problem found"), "{text}");
+    assert!(!text.contains("s3cr3t"), "{text}");
+
+    // A workspace server whose command is missing, a malformed workspace file, a readable state
+    // directory: three problems, each named, exit 1.
+    std::fs::write(
+        ws.join(".mcp.json"),
+        r#"{"mcpServers": {"gone": {"command": "no-such-command-xyz"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(ws.join(".vscode/mcp.json"), "{\"servers\": {").unwrap();
+    std::fs::create_dir_all(state.join("mcp-sidecar")).unwrap();
+    std::fs::set_permissions(
+        state.join("mcp-sidecar"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let (code, text) = doctor(&ws);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("problem: \"gone\": command \"no-such-command-xyz\" is not an executable file on its PATH"),
+        "{text}"
+    );
+    assert!(text.contains("runs once trusted"), "{text}");
+    assert!(text.contains(".vscode/mcp.json: line 1"), "{text}");
+    assert!(
+        text.contains("is 755, others may read it: run chmod 700"),
+        "{text}"
+    );
+    assert!(text.contains("3 problems found"), "{text}");
 }

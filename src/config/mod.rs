@@ -12,7 +12,10 @@ pub mod vars;
 pub mod workspace;
 
 pub use file::{MAX_FILE_BYTES, read_small_file};
-pub use server::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec, TrustInfo};
+pub use server::{
+    ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec, TrustInfo,
+    resolve_executable,
+};
 pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
 pub use user_file::{UserFile, user_config_path};
 

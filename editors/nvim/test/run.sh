@@ -22,6 +22,24 @@ echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcp-nvim-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
+selected() { # spec name: whether the command line selects it
+  [[ $# -gt 0 ]] || return 0
+  local want name=$1; shift
+  for want in "$@"; do [[ "$name" == *"$want"* ]] && return 0; done
+  return 1
+}
+
+# install_spec.lua: a clone of this repository's HEAD in a plugin directory, built with the
+# documented build step. Its target/ is a link to MCP_INSTALL_TARGET (default: this repository's
+# target/) so that the build reuses the compiled dependencies; `cargo build --release` still runs.
+if selected install "$@"; then
+  export MCP_INSTALL_DIR="$WORK/plugins/mcp-sidecar"
+  git clone --quiet "$ROOT" "$MCP_INSTALL_DIR" &&
+    ln -s "${MCP_INSTALL_TARGET:-$ROOT/target}" "$MCP_INSTALL_DIR/target" &&
+    (cd "$MCP_INSTALL_DIR" && cargo build --release --locked --quiet) ||
+    echo "  the install step failed: install_spec will fail"
+fi
+
 passed=0 failed=0
 for spec in "$HERE"/spec/*_spec.lua; do
   name="$(basename "$spec" _spec.lua)"

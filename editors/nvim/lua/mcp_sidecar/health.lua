@@ -51,7 +51,7 @@ local function check_binary()
   local exe, err = binary.resolve()
   if not exe then
     health.error(err, {
-      'Build it: cargo build --release (in the mcp-sidecar repository), then put target/release on PATH',
+      'Build it: ' .. binary.build_hint(),
       'or set the path: require("mcp_sidecar").setup({ cmd = "/path/to/mcp-sidecar" })',
     })
     return false
@@ -59,7 +59,20 @@ local function check_binary()
   health.ok('found ' .. exe)
   local version, verr = binary.version(exe)
   if version then
-    health.ok('version: ' .. version)
+    local first, rest = version:match('^([^\n]*)\n?(.*)$')
+    health.ok('version: ' .. first)
+    if rest ~= '' then
+      health.info(rest)
+    end
+    local have = first:match('^mcp%-sidecar%s+(%S+)')
+    local want = binary.plugin_version()
+    local ok_have, vhave = pcall(vim.version.parse, have or '')
+    local ok_want, vwant = pcall(vim.version.parse, want or '')
+    if want and ok_want and vwant and (not ok_have or not vhave or vim.version.lt(vhave, vwant)) then
+      health.warn(('the binary is %s, older than the plugin (%s)'):format(have or first, want), {
+        'Rebuild it: ' .. binary.build_hint(),
+      })
+    end
   else
     health.error('it does not run: ' .. tostring(verr))
     return false
