@@ -74,6 +74,6 @@ has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
 has interop && tier interop 600 interop
 has conformance && tier conformance 600 conformance
-has nvim && tier nvim 900 nvim
+has nvim && tier nvim 1500 nvim
 has vscode && tier vscode 900 vscode
 echo "=== all tiers passed in ${SECONDS}s"
