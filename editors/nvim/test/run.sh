@@ -22,9 +22,9 @@ echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcp-nvim-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
-selected() { # spec name: whether the command line selects it
-  [[ $# -gt 0 ]] || return 0
+selected() { # spec name, then the command line's words: whether they select it
   local want name=$1; shift
+  [[ $# -gt 0 ]] || return 0
   for want in "$@"; do [[ "$name" == *"$want"* ]] && return 0; done
   return 1
 }
