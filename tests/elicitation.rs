@@ -216,9 +216,7 @@ async fn pending_elicitations_never_wedge_the_editor() {
 }
 
 fn python(script: &str, args: &[&str]) -> Value {
-    let mut all = vec![fixture(script).display().to_string()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    json!({"command": "python3", "args": all, "timeout": 10})
+    python_fixture(script, args, 10)
 }
 
 /// A form outside the spec's subset: the person is told, and the server gets -32602 naming the

@@ -10,9 +10,7 @@ use serde_json::{Value, json};
 use support::*;
 
 fn python(script: &str, args: &[&str]) -> Value {
-    let mut all = vec![fixture(script).display().to_string()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    json!({"command": "python3", "args": all, "timeout": 3})
+    python_fixture(script, args, 3)
 }
 
 fn text_of(result: &Value) -> String {

@@ -14,9 +14,7 @@ const HOSTILE: &str = "2024-01-01T00:00:0é";
 const GOOD: &str = "2024-01-01T00:00:00Z";
 
 fn python(script: &str, args: &[&str]) -> Value {
-    let mut all = vec![fixture(script).display().to_string()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    json!({"command": "python3", "args": all, "timeout": 10})
+    python_fixture(script, args, 10)
 }
 
 /// The servers' names and states, from `listServers` (which must answer).

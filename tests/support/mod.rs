@@ -423,6 +423,13 @@ pub fn with_user_scopes(mut settings: Value) -> Value {
     settings
 }
 
+/// A server definition running one of the stdlib-only Python fixtures (`fixtures/bad/*.py`).
+pub fn python_fixture(script: &str, args: &[&str], timeout_secs: u64) -> Value {
+    let mut all = vec![fixture(script).display().to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    json!({"command": "python3", "args": all, "timeout": timeout_secs})
+}
+
 /// Test fixture paths.
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
