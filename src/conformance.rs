@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::config::{self, Context, Layer, Source};
-use crate::lsp::ext::ServerState;
+use crate::contract::ServerState;
 use crate::mcp::{Event, EventReceiver, Manager};
 
 /// The name the server gets in the configuration (and in log lines).
@@ -229,7 +229,7 @@ pub async fn run(run: Run) -> Result<(), String> {
     outcome
 }
 
-async fn list_tools(manager: &Manager) -> Result<Vec<crate::lsp::ext::ToolSummary>, String> {
+async fn list_tools(manager: &Manager) -> Result<Vec<crate::contract::ToolSummary>, String> {
     manager
         .list_tools(Some(SERVER))
         .await

@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod config;
 pub mod conformance;
+pub mod contract;
 pub mod demo;
 pub mod doctor;
 pub mod elicitation;
@@ -12,6 +13,7 @@ pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod net;
+pub mod paths;
 pub mod roots;
 pub mod sampling;
 pub mod store;

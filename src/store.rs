@@ -17,19 +17,7 @@ pub const DIR_MODE: u32 = 0o700;
 /// Permissions of every file in it.
 pub const FILE_MODE: u32 = 0o600;
 
-/// The sidecar's state directory: `$XDG_STATE_HOME/mcp-sidecar`, else
-/// `$HOME/.local/state/mcp-sidecar`; `None` when neither is set.
-pub fn state_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/state"))
-        })?;
-    Some(base.join("mcp-sidecar"))
-}
+pub use crate::paths::state_dir;
 
 /// A file in the state directory.
 pub fn state_file(name: &str) -> Option<PathBuf> {

@@ -1,12 +1,12 @@
 //! Test doubles shared by the unit tests.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::lsp::ext::{
+use crate::contract::{
     EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
     QuickPickParams, QuickPickResult,
 };
@@ -41,18 +41,12 @@ impl Script {
     fn next<T: serde::de::DeserializeOwned>(&self, kind: &str, shown: Value) -> Option<T> {
         self.shown
             .lock()
-            .unwrap()
             .push(json!({"kind": kind, "params": shown}));
-        let answer = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("the script ran out");
+        let answer = self.answers.lock().pop_front().expect("the script ran out");
         serde_json::from_value(answer).unwrap()
     }
     pub fn shown(&self) -> Vec<Value> {
-        self.shown.lock().unwrap().clone()
+        self.shown.lock().clone()
     }
 }
 
@@ -73,11 +67,11 @@ impl Prompter for Script {
         Box::pin(async move { r })
     }
     fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
-        self.opened.lock().unwrap().push(url);
+        self.opened.lock().push(url);
         Box::pin(async { true })
     }
     fn clipboard(&self, text: String) {
-        self.clipboard.lock().unwrap().push(text);
+        self.clipboard.lock().push(text);
     }
     fn language_model(&self, _params: Value) -> BoxFuture<'_, Result<Value, String>> {
         Box::pin(async { Err("no model".to_string()) })
@@ -86,6 +80,6 @@ impl Prompter for Script {
         Box::pin(async { false })
     }
     fn show_message(&self, _level: Level, message: String) {
-        self.messages.lock().unwrap().push(message);
+        self.messages.lock().push(message);
     }
 }

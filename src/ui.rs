@@ -4,7 +4,7 @@
 
 use futures::future::BoxFuture;
 
-use crate::lsp::ext::{
+use crate::contract::{
     EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
     QuickPickParams, QuickPickResult,
 };

@@ -1,10 +1,10 @@
-//! Keeps `docs/lsp-extensions.md` and `src/lsp/ext.rs` in step: every method and command has a
+//! Keeps `docs/lsp-extensions.md` and `src/contract/mod.rs` in step: every method and command has a
 //! section, every name the page mentions exists, every field of every params type is documented in
 //! its section, and every example parses into the Rust type and serializes back unchanged.
 
 use std::collections::BTreeSet;
 
-use mcp_sidecar::lsp::ext::*;
+use mcp_sidecar::contract::*;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -154,7 +154,7 @@ async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_mcp_requests_are_routed_by_id() {
     use mcp_sidecar::config::{self, Context, Layer, Source};
-    use mcp_sidecar::lsp::ext::ServerState;
+    use mcp_sidecar::contract::ServerState;
 
     isolate_user_config();
     let (manager, _events) = mcp_sidecar::mcp::Manager::new();

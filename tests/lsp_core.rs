@@ -46,7 +46,7 @@ async fn initialize_declares_the_contract_and_starts_nothing_inside_it() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    assert_eq!(commands, mcp_sidecar::lsp::ext::COMMANDS);
+    assert_eq!(commands, mcp_sidecar::contract::COMMANDS);
     assert_eq!(caps["experimental"]["mcpSidecar"]["version"], 1);
     assert_eq!(
         caps["workspace"]["workspaceFolders"]["changeNotifications"],

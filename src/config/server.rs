@@ -215,7 +215,7 @@ impl ServerSpec {
             Some(Value::Array(items)) => RootsFilter::Only(
                 items
                     .iter()
-                    .map(|v| v.as_str().map(crate::roots::expand_home))
+                    .map(|v| v.as_str().map(crate::paths::expand_home))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| err("\"roots\" must list paths as strings".into()))?,
             ),
@@ -330,7 +330,7 @@ fn expand_transport(
         for (k, v) in read_env_file(&path)? {
             env.entry(k).or_insert(v);
         }
-        env_file = Some(crate::roots::expand_home(&path));
+        env_file = Some(crate::paths::expand_home(&path));
     }
     Ok((transport, env_file))
 }
@@ -386,7 +386,7 @@ pub fn resolve_executable(
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if command.contains('/') {
-        let path = base.join(crate::roots::expand_home(command));
+        let path = base.join(crate::paths::expand_home(command));
         return runnable(&path).then_some(path);
     }
     let path_var = env
@@ -509,7 +509,7 @@ fn parse_transport(obj: &serde_json::Map<String, Value>) -> Result<TransportSpec
                 command,
                 args: string_list(obj, "args")?,
                 env: string_map(obj, "env")?,
-                cwd: opt_str(obj, "cwd")?.map(|c| crate::roots::expand_home(&c)),
+                cwd: opt_str(obj, "cwd")?.map(|c| crate::paths::expand_home(&c)),
             })
         }
         (Some("http" | "sse" | "streamable-http") | None, None, Some(url)) => {
@@ -555,7 +555,7 @@ fn expand_strings(value: &mut Value, cx: &VarContext) -> Result<(), String> {
 /// workspace's too) are parsed before anyone trusts them, so a FIFO, a device or a huge file must
 /// fail, not block or fill memory.
 fn read_env_file(path: &str) -> Result<Vec<(String, String)>, String> {
-    let text = super::file::read_small_file(&crate::roots::expand_home(path))
+    let text = super::file::read_small_file(&crate::paths::expand_home(path))
         .map_err(|e| format!("\"envFile\" {path}: {e}"))?;
     Ok(text
         .lines()

@@ -6,11 +6,7 @@ use super::{ConfigError, Layer, Scope};
 
 /// Where the person's own file lives, if a home or XDG directory is known.
 pub fn user_config_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("mcp-sidecar").join("mcp.json"))
+    Some(crate::paths::config_dir()?.join("mcp.json"))
 }
 
 /// The user file as a settings layer.

@@ -6,7 +6,9 @@
 // Sampling and roots are deprecated (SEP-2577) but still part of the protocol under test.
 #![allow(deprecated)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceError,
@@ -97,11 +99,11 @@ impl TestClient {
     }
 
     fn record(&self, request: Value) {
-        self.seen.lock().unwrap().requests.push(request);
+        self.seen.lock().requests.push(request);
     }
 
     fn requests(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().requests.clone()
+        self.seen.lock().requests.clone()
     }
 }
 
@@ -128,7 +130,7 @@ impl ClientHandler for TestClient {
         } = &request
         {
             let order = requested_schema.property_order.clone().unwrap_or_default();
-            self.seen.lock().unwrap().form_orders.push(order);
+            self.seen.lock().form_orders.push(order);
             if self.elicit_action == ElicitationAction::Accept {
                 result = result.with_content(serde_json::from_str(TRIP_ANSWER).unwrap());
             }
@@ -454,7 +456,7 @@ async fn form_property_order_survives_the_wire() {
         let test_client = side.client();
         let client = connect(Era::Both, &side, test_client.clone()).await;
         call_tool(&client, "book_trip", json!({})).await;
-        let orders = test_client.seen.lock().unwrap().form_orders.clone();
+        let orders = test_client.seen.lock().form_orders.clone();
         assert_eq!(
             orders,
             [FORM_ORDER.map(String::from).to_vec()],

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{Form, Outcome, flow, validate};
-use crate::lsp::ext::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
+use crate::contract::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
 use crate::ui::Prompter;
 
 /// Why no arguments came back.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::Outcome;
 use super::input::{check_value, display, parse_text};
 use super::schema::{Field, Form, Kind, MAX_LABEL, clip};
-use crate::lsp::ext::{
+use crate::contract::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
 use crate::ui::Prompter;

@@ -23,7 +23,7 @@ pub use schema::{
     MAX_OPTIONS, MAX_TITLE, Unsupported, clip,
 };
 
-use crate::lsp::ext::{
+use crate::contract::{
     EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
     QuickPickParams, QuickPickResult,
 };

@@ -1,8 +1,8 @@
 //! Per-server rate limit on questions: a server that floods requests gets `cancel`s without a
 //! prompt storm, and one log line per window.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl RateLimiter {
     /// Records one question from `server`; false when it is over the limit.
     pub fn admit(&self, server: &str, limit: &RateLimit) -> bool {
         let now = Instant::now();
-        let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut windows = self.windows.lock();
         let w = windows.entry(server.to_string()).or_default();
         while w
             .times

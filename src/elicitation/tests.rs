@@ -472,11 +472,11 @@ async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
     let out = ask_url(&script, "Sign in", "http://xn--exmple-cua.com/login").await;
     assert_eq!(out, Outcome::Accept(None));
     assert_eq!(
-        *script.clipboard.lock().unwrap(),
+        *script.clipboard.lock(),
         vec!["http://xn--exmple-cua.com/login"]
     );
     assert_eq!(
-        *script.opened.lock().unwrap(),
+        *script.opened.lock(),
         vec!["http://xn--exmple-cua.com/login"]
     );
     let first = &script.shown()[0]["params"];
@@ -502,7 +502,7 @@ async fn url_mode_asks_consent_copies_and_opens_only_after_it() {
     let script = Script::new(vec![json!({"selected": [2]})]);
     let out = ask_url(&script, "m", "https://10.0.0.1/x").await;
     assert_eq!(out, Outcome::Decline);
-    assert!(script.opened.lock().unwrap().is_empty());
+    assert!(script.opened.lock().is_empty());
     assert!(
         script.shown()[0]["params"]["items"][0]["detail"]
             .as_str()
@@ -532,7 +532,7 @@ async fn unsupported_schemas_tell_the_person_and_return_an_error() {
     .await
     .unwrap_err();
     assert_eq!(e.property.as_deref(), Some("addr"));
-    assert!(script.messages.lock().unwrap()[0].contains("cannot show"));
+    assert!(script.messages.lock()[0].contains("cannot show"));
 }
 
 #[test]
@@ -732,7 +732,7 @@ async fn a_long_message_is_cut_where_the_person_sees_it() {
     )
     .await
     .unwrap_err();
-    let shown = script.messages.lock().unwrap()[0].clone();
+    let shown = script.messages.lock()[0].clone();
     assert!(shown.chars().count() < MAX_MESSAGE + 200, "{}", shown.len());
 }
 
@@ -758,7 +758,7 @@ async fn a_flood_of_unsupported_forms_shows_at_most_the_rate_limit() {
                 Ok(out) => assert_eq!(out, Outcome::Cancel, "{policy:?}"),
             }
         }
-        assert_eq!(script.messages.lock().unwrap().len(), 3, "{policy:?}");
+        assert_eq!(script.messages.lock().len(), 3, "{policy:?}");
         // Ask stops at the limit before parsing; the others still refuse each one (unshown).
         let expected = if policy == Policy::Ask { 3 } else { 200 };
         assert_eq!(refused, expected, "{policy:?}");

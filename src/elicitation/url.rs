@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use super::Outcome;
-use crate::lsp::ext::{QuickPickItem, QuickPickParams, QuickPickResult};
+use crate::contract::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::ui::{Level, Prompter};
 
 /// What a person should know about a URL before opening it.

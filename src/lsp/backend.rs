@@ -2,7 +2,9 @@
 //! server is started inside it); servers start after `initialized`. No handler here awaits a
 //! person except the gated commands.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tower_lsp_server::gen_lsp_types::{
     DidChangeConfigurationParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
@@ -14,10 +16,10 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::editor::Editor;
-use super::ext::{self, EditorCapabilities};
 use super::gate::{Gate, LONG_OPERATION_CAP};
 use super::reconfigure::{self, ConfigState};
 use crate::config;
+use crate::contract::{self, EditorCapabilities};
 use crate::guard;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
@@ -53,29 +55,19 @@ impl Backend {
     pub(super) fn editor(&self) -> Editor {
         self.editor
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clone()
             .unwrap_or_else(|| Editor::new(self.client.clone(), EditorCapabilities::default()))
     }
 
     /// Asks the configuration task to re-read everything (it never blocks the caller).
     pub(super) fn reconfigure(&self) {
-        if let Some(tx) = self
-            .reconfig
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
+        if let Some(tx) = self.reconfig.lock().as_ref() {
             let _ = tx.send(());
         }
     }
 
     fn folders(&self) -> Vec<Folder> {
-        self.config
-            .folders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.config.folders.lock().clone()
     }
 }
 
@@ -187,21 +179,13 @@ impl Backend {
         let caps = EditorCapabilities::from_experimental(params.capabilities.experimental.as_ref());
         let editor = Editor::new(self.client.clone(), caps);
         self.manager.set_ui(Arc::new(editor.clone()));
-        *self.editor.lock().unwrap_or_else(|e| e.into_inner()) = Some(editor);
-        *self
-            .config
-            .folders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = initial_folders(&params);
-        *self
-            .config
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) =
+        *self.editor.lock() = Some(editor);
+        *self.config.folders.lock() = initial_folders(&params);
+        *self.config.settings.lock() =
             config::unwrap_editor_settings(params.initialization_options);
         let capabilities = ServerCapabilities {
             execute_command_provider: Some(ExecuteCommandOptions::new(
-                ext::COMMANDS.iter().map(|c| c.to_string()).collect(),
+                contract::COMMANDS.iter().map(|c| c.to_string()).collect(),
                 WorkDoneProgressOptions::default(),
             )),
             workspace: Some(WorkspaceOptions {
@@ -211,7 +195,7 @@ impl Backend {
                 }),
                 ..Default::default()
             }),
-            experimental: Some(ext::server_experimental()),
+            experimental: Some(contract::server_experimental()),
             ..Default::default()
         };
         Ok(InitializeResult {
@@ -224,7 +208,7 @@ impl Backend {
     }
 
     async fn initialized_inner(&self, _: InitializedParams) {
-        if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(events) = self.events.lock().take() {
             let forward = super::notify::forward(self.client.clone(), events);
             tokio::spawn(async move {
                 if let Err(panic) = guard::catch(forward).await {
@@ -240,16 +224,12 @@ impl Backend {
             self.config.clone(),
         );
         let _ = tx.send(());
-        *self.reconfig.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        *self.reconfig.lock() = Some(tx);
     }
 
     async fn did_change_workspace_folders_inner(&self, params: DidChangeWorkspaceFoldersParams) {
         let folders = {
-            let mut folders = self
-                .config
-                .folders
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut folders = self.config.folders.lock();
             folders.retain(|f| !params.event.removed.iter().any(|r| r.uri == f.uri));
             for added in params.event.added {
                 if !folders.iter().any(|f| f.uri == added.uri) {
@@ -264,12 +244,7 @@ impl Backend {
     }
 
     async fn did_change_configuration_inner(&self, params: DidChangeConfigurationParams) {
-        *self
-            .config
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) =
-            config::unwrap_editor_settings(Some(params.settings));
+        *self.config.settings.lock() = config::unwrap_editor_settings(Some(params.settings));
         self.reconfigure();
     }
 }

@@ -10,19 +10,20 @@ use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, LspAny, ProgressToke
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
 use super::backend::Backend;
-use super::ext::{
+use crate::contract::CallError;
+use crate::contract::{
     self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
     RestartServerArgs, TrustServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
-use crate::mcp::{CallError, ProgressUpdate};
+use crate::mcp::ProgressUpdate;
 
 pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
     let token = params.work_done_progress_params.work_done_token.clone();
     let arg = params.arguments.unwrap_or_default().into_iter().next();
     let result = match params.command.as_str() {
-        ext::CMD_LIST_SERVERS => to_value(backend.manager.list_servers()),
-        ext::CMD_LIST_TOOLS => {
+        contract::CMD_LIST_SERVERS => to_value(backend.manager.list_servers()),
+        contract::CMD_LIST_TOOLS => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = backend.gate.enter().map_err(to_lsp)?;
             to_value(
@@ -33,23 +34,23 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
                     .map_err(to_lsp)?,
             )
         }
-        ext::CMD_CALL_TOOL => {
+        contract::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
             let _permit = backend.gate.enter().map_err(to_lsp)?;
             call_tool(backend, args, token).await?
         }
-        ext::CMD_RESTART_SERVER => {
+        contract::CMD_RESTART_SERVER => {
             let args: RestartServerArgs = parse_arg(arg)?;
             let _permit = backend.gate.enter().map_err(to_lsp)?;
             restart_server(backend, args).await?
         }
-        ext::CMD_OPEN_SAMPLING_LOG => open_sampling_log(backend).await?,
-        ext::CMD_TRUST_SERVER | ext::CMD_UNTRUST_SERVER => {
+        contract::CMD_OPEN_SAMPLING_LOG => open_sampling_log(backend).await?,
+        contract::CMD_TRUST_SERVER | contract::CMD_UNTRUST_SERVER => {
             let args: TrustServerArgs = parse_arg(arg)?;
             set_trust(
                 backend,
                 &args.server,
-                params.command == ext::CMD_TRUST_SERVER,
+                params.command == contract::CMD_TRUST_SERVER,
             )?
         }
         other => {

@@ -10,12 +10,12 @@ use futures::future::BoxFuture;
 use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
-use super::ext::{
-    CancelPrompt, CancelPromptParams, Clipboard, ClipboardParams, EditDraft, EditDraftParams,
-    EditDraftResult, EditorCapabilities, InputBox, InputBoxParams, InputBoxResult, LanguageModel,
-    QuickPick, QuickPickParams, QuickPickResult,
+use super::methods::{CancelPrompt, Clipboard, EditDraft, InputBox, LanguageModel, QuickPick};
+use crate::contract::CallError;
+use crate::contract::{
+    CancelPromptParams, ClipboardParams, EditDraftParams, EditDraftResult, EditorCapabilities,
+    InputBoxParams, InputBoxResult, QuickPickParams, QuickPickResult,
 };
-use crate::mcp::CallError;
 use crate::ui::{Level, Prompter};
 
 #[derive(Clone)]

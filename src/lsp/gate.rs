@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::mcp::CallError;
+use crate::contract::CallError;
 
 /// Handlers tower-lsp-server may run at once. Large, so that a burst of quick tool calls (an
 /// agent fanning out a thousand) waits for servers instead of being refused; an idle slot costs

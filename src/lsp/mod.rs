@@ -1,10 +1,11 @@
-//! The LSP side: the server the editor starts, the editor contract, and the commands.
+//! The LSP side (the editor's face): the server the editor starts, the contract's methods as LSP
+//! types, and the commands.
 
 mod backend;
 mod commands;
 pub mod editor;
-pub mod ext;
 pub mod gate;
+mod methods;
 mod notify;
 mod reconfigure;
 

@@ -3,7 +3,7 @@
 use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::MessageType;
 
-use super::ext::ServerStatus;
+use super::methods::ServerStatus;
 use crate::mcp::{Event, EventReceiver, LogLevel};
 
 fn message_type(level: LogLevel) -> MessageType {

@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -13,8 +15,10 @@ use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::MessageType;
 
 use super::editor::Editor;
-use super::ext::{InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::config::{self, Context, trust};
+use crate::contract::{
+    InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
+};
 use crate::mcp::{Manager, TrustRequest};
 use crate::roots::Folder;
 
@@ -32,7 +36,6 @@ impl ConfigState {
     fn folder_paths(&self) -> Vec<PathBuf> {
         self.folders
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .iter()
             .filter_map(|f| f.uri.to_file_path().ok())
             .collect()
@@ -162,12 +165,7 @@ impl Task {
 
     /// One pass; true when a trust decision calls for another.
     async fn run(&mut self) -> bool {
-        let settings = self
-            .state
-            .settings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let settings = self.state.settings.lock().clone();
         let folders = self.state.folder_paths();
         self.files_changed();
         let (layers, mut resolved, mut errors) = self.resolve(&settings, &folders).await;

@@ -15,13 +15,13 @@ use rmcp::service::{
 use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
-use super::error::CallError;
 use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, ProgressFn};
 use super::http;
 use super::process::{self, Diagnostics, ServerProcess};
 use super::transport::StdioTransport;
 use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
+use crate::contract::CallError;
 
 /// How many `input_required` rounds one call may take before the sidecar gives up.
 pub const MAX_MRTR_ROUNDS: usize = 16;
@@ -236,11 +236,7 @@ impl Connection {
     }
 
     pub fn cached_tool_count(&self) -> usize {
-        self.tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map_or(0, |t| t.len())
+        self.tools.lock().as_ref().map_or(0, |t| t.len())
     }
 
     /// Tells a legacy server that the roots changed.
@@ -255,7 +251,7 @@ impl Connection {
 
     /// The tools, from the cache or fetched (every page) when the cache is empty.
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, CallError> {
-        if let Some(tools) = self.tools.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(tools) = self.tools.lock().clone() {
             return Ok(tools);
         }
         let tools = tokio::time::timeout(self.timeout, self.peer.list_all_tools())
@@ -263,7 +259,7 @@ impl Connection {
             .map_err(|_| self.timeout_error())?
             .map_err(|e| self.service_error(e))?;
         let tools = Arc::new(tools);
-        *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = Some(tools.clone());
+        *self.tools.lock() = Some(tools.clone());
         Ok(tools)
     }
 

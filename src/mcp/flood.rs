@@ -97,20 +97,20 @@ pub const REFRESH_MAX_WAIT: Duration = Duration::from_secs(1);
 #[derive(Debug, Default)]
 pub struct ToolsRefresh {
     /// (notifications so far, when the last one came, whether a refresh is scheduled)
-    state: std::sync::Mutex<(u64, Option<Instant>, bool)>,
+    state: parking_lot::Mutex<(u64, Option<Instant>, bool)>,
 }
 
 impl ToolsRefresh {
     /// Records one notification; true when the caller must schedule the refresh.
     pub fn changed(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.state.lock();
         s.0 += 1;
         s.1 = Some(Instant::now());
         !std::mem::replace(&mut s.2, true)
     }
 
     pub fn generation(&self) -> u64 {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+        self.state.lock().0
     }
 
     /// Waits until the burst is over (or has lasted too long), then hands the next
@@ -119,7 +119,7 @@ impl ToolsRefresh {
         let first = Instant::now();
         loop {
             let due = {
-                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let mut s = self.state.lock();
                 let last = s.1.unwrap_or(first);
                 let due = (last + REFRESH_QUIET).min(first + REFRESH_MAX_WAIT);
                 if Instant::now() >= due {

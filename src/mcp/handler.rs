@@ -21,13 +21,13 @@ use super::CLIENT_NAME;
 use super::flood;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
 use crate::config::RootsFilter;
+use crate::contract::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::elicitation::{self, Policy};
 use crate::guard;
-use crate::lsp::ext::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::sampling;
 
 /// Invalidated when the server says its tool list changed.
-pub type ToolCache = std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
+pub type ToolCache = parking_lot::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
 
 pub struct Handler {
     pub server: Arc<str>,
@@ -506,7 +506,7 @@ impl ClientHandler for Handler {
     /// for [`flood::REFRESH_QUIET`] without another one (at most [`flood::REFRESH_MAX_WAIT`]),
     /// then fetches once and tells the editor once.
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.tools.lock() = None;
         if !self.refresh.changed() {
             return;
         }
@@ -516,7 +516,7 @@ impl ClientHandler for Handler {
             let generation = refresh.settle().await;
             match peer.list_all_tools().await {
                 Ok(list) if refresh.generation() == generation => {
-                    let mut cache = tools.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut cache = tools.lock();
                     cache.get_or_insert_with(|| Arc::new(list));
                 }
                 // Changed again meanwhile: the next refresh is already scheduled.

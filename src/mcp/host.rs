@@ -2,14 +2,16 @@
 //! progress routing, and the event stream the LSP layer turns into notifications.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
 use super::flood;
+use crate::contract::ServerStatusParams;
 use crate::elicitation;
-use crate::lsp::ext::ServerStatusParams;
 use crate::roots::Root;
 use crate::sampling;
 use crate::ui::Prompter;
@@ -72,7 +74,7 @@ pub struct HumanClock {
 impl HumanClock {
     /// Marks a person busy with this server until the guard drops.
     pub fn busy(self: &Arc<Self>) -> HumanGuard {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.state.lock();
         if s.0 == 0 {
             s.1 = Some(Instant::now());
         }
@@ -82,7 +84,7 @@ impl HumanClock {
 
     /// Total human time so far, and whether a person is answering right now.
     pub fn total(&self) -> (Duration, bool) {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.state.lock();
         let running = s.1.map(|t| t.elapsed()).unwrap_or_default();
         (s.2 + running, s.0 > 0)
     }
@@ -92,7 +94,7 @@ pub struct HumanGuard(Arc<HumanClock>);
 
 impl Drop for HumanGuard {
     fn drop(&mut self) {
-        let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.0.state.lock();
         s.0 -= 1;
         if s.0 == 0
             && let Some(since) = s.1.take()
@@ -131,7 +133,7 @@ impl Host {
     /// ends (at once if the flood goes on, else a second after it began).
     pub fn server_log(&self, server: &str, level: LogLevel, message: String) {
         let admit = {
-            let mut floods = self.floods.lock().unwrap_or_else(|e| e.into_inner());
+            let mut floods = self.floods.lock();
             let window = floods.entry(server.to_string()).or_default();
             let admit = window.admit(Instant::now());
             (admit, window.end())
@@ -152,7 +154,6 @@ impl Host {
                 tokio::time::sleep_until(end.into()).await;
                 let dropped = floods
                     .lock()
-                    .unwrap_or_else(|e| e.into_inner())
                     .get_mut(&server)
                     .and_then(|w| w.flush(Instant::now()));
                 if let Some(dropped) = dropped {
@@ -163,48 +164,41 @@ impl Host {
     }
 
     pub fn roots(&self) -> Vec<Root> {
-        self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.roots.read().clone()
     }
 
     pub fn set_roots(&self, roots: Vec<Root>) {
-        *self.roots.write().unwrap_or_else(|e| e.into_inner()) = roots;
+        *self.roots.write() = roots;
     }
 
     /// The editor's UI, once `initialize` has said what it can do.
     pub fn set_ui(&self, ui: Arc<dyn Prompter>) {
-        *self.ui.write().unwrap_or_else(|e| e.into_inner()) = Some(ui);
+        *self.ui.write() = Some(ui);
     }
 
     pub fn ui(&self) -> Option<Arc<dyn Prompter>> {
-        self.ui.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.ui.read().clone()
     }
 
     pub fn set_elicitation_settings(&self, settings: elicitation::Settings) {
-        *self.elicitation.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        *self.elicitation.write() = settings;
     }
 
     pub fn elicitation_settings(&self) -> elicitation::Settings {
-        self.elicitation
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.elicitation.read().clone()
     }
 
     pub fn set_sampling_settings(&self, settings: sampling::Settings) {
-        *self.sampling.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        *self.sampling.write() = settings;
     }
 
     pub fn sampling_settings(&self) -> sampling::Settings {
-        self.sampling
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.sampling.read().clone()
     }
 
     pub fn clock(&self, server: &str) -> Arc<HumanClock> {
         self.clocks
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .entry(server.to_string())
             .or_default()
             .clone()
@@ -214,51 +208,32 @@ impl Host {
     pub fn completion(&self, server: &str, id: &str) -> Arc<tokio::sync::Notify> {
         self.completions
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .entry(format!("{server}\0{id}"))
             .or_default()
             .clone()
     }
 
     pub fn forget_completion(&self, server: &str, id: &str) {
-        self.completions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&format!("{server}\0{id}"));
+        self.completions.lock().remove(&format!("{server}\0{id}"));
     }
 
     /// Signals a completion; false for ids nobody waits on (which the spec says to ignore). The
     /// first one counts: repeats for the same id are ignored too.
     pub fn complete(&self, server: &str, id: &str) -> bool {
-        let waiter = self
-            .completions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&format!("{server}\0{id}"));
+        let waiter = self.completions.lock().remove(&format!("{server}\0{id}"));
         waiter.map(|n| n.notify_one()).is_some()
     }
 
     pub fn register_progress(&self, token: String, sink: ProgressFn) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token, sink);
+        self.progress.lock().insert(token, sink);
     }
 
     pub fn unregister_progress(&self, token: &str) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(token);
+        self.progress.lock().remove(token);
     }
 
     pub fn progress(&self, token: &str, update: ProgressUpdate) {
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(token)
-            .cloned();
+        let sink = self.progress.lock().get(token).cloned();
         if let Some(sink) = sink {
             sink(update);
         }

@@ -21,7 +21,9 @@
 //!   servers send requests that are not tied to a call (they drop them while it is not open).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -260,14 +262,11 @@ impl Link {
 
     fn note_trouble(&self, reason: String) {
         tracing::debug!(server = %self.server, "{reason}");
-        *self.trouble.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        *self.trouble.lock() = Some(reason);
     }
 
     fn trouble(&self) -> Option<String> {
-        self.trouble
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.trouble.lock().clone()
     }
 
     fn too_large(&self) -> String {
@@ -523,13 +522,7 @@ impl Link {
         let StreamableHttpError::Client(e) = error else {
             return;
         };
-        let streamed_before = session.is_some_and(|s| {
-            self.streamed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-                == Some(s)
-        });
+        let streamed_before = session.is_some_and(|s| self.streamed.lock().as_ref() == Some(s));
         match self.describe_reqwest(e) {
             Failure::Lost(_) if streamed_before => self.lose(format!(
                 "lost the connection to {} (reconnecting its event stream failed: {})",
@@ -952,7 +945,7 @@ impl StreamableHttpClient for Client {
         match result {
             Ok(stream) => {
                 if session.is_some() {
-                    *self.link.streamed.lock().unwrap_or_else(|e| e.into_inner()) = session;
+                    *self.link.streamed.lock() = session;
                 }
                 Ok(self.link.watch(stream))
             }

@@ -2,17 +2,19 @@
 //! changed), keeps the roots, and routes the editor's operations to the right connection.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::error::CallError;
 use super::host::{Event, EventReceiver, Host, LogLevel, ProgressFn};
 use super::supervisor::{Limits, Slot};
 use crate::config::{Resolved, Settings};
-use crate::lsp::ext::{ServerState, ServerSummary, ToolSummary};
+use crate::contract::CallError;
+use crate::contract::{ServerState, ServerSummary, ToolSummary};
 use crate::roots::{self, Folder};
 
 /// A workspace-defined server the person has not decided about yet.
@@ -56,8 +58,8 @@ impl Manager {
         (Arc::new(manager), events)
     }
 
-    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn inner(&self) -> parking_lot::MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     /// Applies a new configuration: servers whose definition is unchanged keep running.

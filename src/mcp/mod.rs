@@ -5,7 +5,6 @@
 #![allow(deprecated)]
 
 mod connection;
-mod error;
 mod flood;
 mod handler;
 mod host;
@@ -15,7 +14,6 @@ mod process;
 mod supervisor;
 mod transport;
 
-pub use error::CallError;
 pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
 pub use transport::{Line, parse_line, split_batch};

@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use tokio::io::AsyncBufReadExt;
@@ -179,7 +181,7 @@ impl Diagnostics {
     }
 
     pub fn push_stderr(&self, line: String) {
-        let mut tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tail = self.stderr.lock();
         if tail.len() == STDERR_TAIL {
             tail.pop_front();
         }
@@ -188,7 +190,7 @@ impl Diagnostics {
 
     /// The last `n` stderr lines, oldest first.
     pub fn stderr_tail(&self, n: usize) -> Vec<String> {
-        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = self.stderr.lock();
         tail.iter()
             .skip(tail.len().saturating_sub(n))
             .cloned()
@@ -197,12 +199,12 @@ impl Diagnostics {
 
     /// Records why the connection is being closed by the sidecar (first reason wins).
     pub fn set_fatal(&self, reason: String) {
-        let mut fatal = self.fatal.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fatal = self.fatal.lock();
         fatal.get_or_insert(reason);
     }
 
     pub fn fatal(&self) -> Option<String> {
-        self.fatal.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.fatal.lock().clone()
     }
 }
 

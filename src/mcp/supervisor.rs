@@ -2,8 +2,10 @@
 //! restart it with bounded backoff, stop it on request. Callers reach the live connection
 //! through the [`Slot`].
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
@@ -12,8 +14,8 @@ use super::connection::{self, Connection, Started};
 use super::host::{Event, Host, LogLevel};
 use super::process::{Diagnostics, describe_exit};
 use crate::config::ServerSpec;
+use crate::contract::{ServerState, ServerStatusParams};
 use crate::guard;
-use crate::lsp::ext::{ServerState, ServerStatusParams};
 use crate::roots::Root;
 
 /// A connection that stayed up this long resets the restart budget.
@@ -111,8 +113,8 @@ impl Slot {
         slot
     }
 
-    pub fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, SlotState> {
+        self.state.lock()
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {

@@ -10,6 +10,7 @@ use url::Url;
 
 use crate::config::RootsFilter;
 pub use crate::config::RootsSettings;
+use crate::paths::expand_home;
 
 /// One root as MCP spells it: a `file://` URI and a display name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -40,17 +41,6 @@ impl Root {
 pub struct Folder {
     pub uri: Url,
     pub name: String,
-}
-
-/// Expands a leading `~/` to the home directory.
-pub fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ if path == "~" => {
-            std::env::var_os("HOME").map_or_else(|| PathBuf::from(path), PathBuf::from)
-        }
-        _ => PathBuf::from(path),
-    }
 }
 
 fn base_name(path: &Path) -> String {

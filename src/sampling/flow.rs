@@ -9,7 +9,7 @@ use super::draft::{self, RequestChoices};
 use super::provider::Provider;
 use super::types::{Block, CreateMessageParams, CreateMessageResult, Role};
 use super::{Policy, Refusal, Sessions, Settings, audit, models};
-use crate::lsp::ext::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
+use crate::contract::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
 use crate::ui::{Level, Prompter};
 
 pub struct Exchange<'a> {

@@ -10,8 +10,8 @@ pub mod provider;
 pub mod providers;
 pub mod types;
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -178,32 +178,22 @@ impl Reservation<'_> {
 
 impl Sessions {
     pub fn remembered(&self, server: &str) -> bool {
-        self.remembered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(server)
+        self.remembered.lock().contains(server)
     }
 
     pub fn remember(&self, server: &str) {
-        self.remembered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(server.to_string());
+        self.remembered.lock().insert(server.to_string());
     }
 
     /// True the first time this warning is given this session.
     pub fn first_warning(&self, warning: &str) -> bool {
-        self.warned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(warning.to_string())
+        self.warned.lock().insert(warning.to_string())
     }
 
     /// Records the tokens an exchange used.
     pub fn spend(&self, server: &str, tokens: u64) {
         self.spent
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .entry(server.to_string())
             .or_default()
             .push_back(Spent {
@@ -216,10 +206,7 @@ impl Sessions {
     /// Why a new request must be refused, if it must: the rate limit or the hourly budget
     /// (`tokens`: what it may use; spent and reserved tokens count).
     pub fn over_limit(&self, server: &str, settings: &Settings, tokens: u64) -> Option<String> {
-        let spent = self.spent_this_hour(
-            &mut self.spent.lock().unwrap_or_else(|e| e.into_inner()),
-            server,
-        );
+        let spent = self.spent_this_hour(&mut self.spent.lock(), server);
         if let Some(reason) = over_budget(server, settings, spent, tokens) {
             return Some(reason);
         }
@@ -240,7 +227,7 @@ impl Sessions {
         settings: &Settings,
         tokens: u64,
     ) -> Result<Reservation<'_>, String> {
-        let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = self.spent.lock();
         let spent = self.spent_this_hour(&mut all, server);
         if let Some(reason) = over_budget(server, settings, spent, tokens) {
             return Err(reason);
@@ -261,7 +248,7 @@ impl Sessions {
     }
 
     fn adjust(&self, server: &str, id: u64, tokens: Option<u64>) {
-        let mut all = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = self.spent.lock();
         let Some(window) = all.get_mut(server) else {
             return;
         };

@@ -67,7 +67,6 @@ async fn both_drafts_are_shown_and_only_the_accepted_answer_goes_back() {
     script
         .answers
         .lock()
-        .unwrap()
         .extend([accept(edited_request), accept(answer_text)]);
     let result = exchange.run(&raw()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("Flight 3, 120 EUR."));
@@ -294,7 +293,7 @@ async fn a_provider_warning_is_shown_once_and_logged() {
     exchange.run(&raw()).await.unwrap();
     exchange.run(&raw()).await.unwrap();
     assert_eq!(
-        *script.messages.lock().unwrap(),
+        *script.messages.lock(),
         vec!["the key goes over plain http".to_string()]
     );
 }

@@ -1,5 +1,5 @@
 // The editor contract, version 1 (docs/lsp-extensions.md): method names, params and results,
-// spelled exactly as the sidecar declares them in src/lsp/ext.rs. Types only, no behaviour.
+// spelled exactly as the sidecar declares them in src/contract/mod.rs. Types only, no behaviour.
 
 export const INPUT_BOX = 'mcp-sidecar/inputBox';
 export const QUICK_PICK = 'mcp-sidecar/quickPick';

@@ -12,7 +12,7 @@ use super::provider::Destination;
 use super::types::{
     Block, CreateMessageParams, CreateMessageResult, ModelPreferences, Role, SamplingMessage,
 };
-use crate::lsp::ext::DraftProblem;
+use crate::contract::DraftProblem;
 
 const FENCE: &str = "```mcp";
 const FENCE_END: &str = "```";

@@ -1,13 +1,14 @@
 //! The editor contract, version 1: every custom LSP method, command and capability the sidecar
-//! and the editors share. Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
+//! and the editors share, and the error kinds the editor sees (`error.data.kind`). Plain data:
+//! it knows neither LSP nor rmcp (the LSP method types that carry these are in `lsp::methods`). Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
 //! `tests/contract_docs.rs` fails when the two drift apart.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tower_lsp_server::gen_lsp_types::{
-    LspNotificationMethod, LspRequestMethod, MessageDirection, Notification, Request,
-};
+
+mod error;
+pub use error::CallError;
 
 /// Version of the contract announced in `initialize` (`capabilities.experimental.mcpSidecar`).
 pub const CONTRACT_VERSION: u32 = 1;
@@ -309,49 +310,6 @@ pub struct RestartServerArgs {
     pub server: Option<String>,
 }
 
-macro_rules! request {
-    ($ty:ident, $method:expr, $params:ty, $result:ty) => {
-        #[doc = concat!("The `", stringify!($ty), "` request of the contract.")]
-        pub enum $ty {}
-        impl Request for $ty {
-            type Params = $params;
-            type Result = $result;
-            const METHOD: LspRequestMethod<'static> = LspRequestMethod::Custom($method);
-            const MESSAGE_DIRECTION: MessageDirection = MessageDirection::ServerToClient;
-        }
-    };
-}
-
-macro_rules! notification {
-    ($ty:ident, $method:expr, $params:ty) => {
-        #[doc = concat!("The `", stringify!($ty), "` notification of the contract.")]
-        pub enum $ty {}
-        impl Notification for $ty {
-            type Params = $params;
-            const METHOD: LspNotificationMethod<'static> = LspNotificationMethod::Custom($method);
-            const MESSAGE_DIRECTION: MessageDirection = MessageDirection::ServerToClient;
-        }
-    };
-}
-
-request!(InputBox, INPUT_BOX, InputBoxParams, Option<InputBoxResult>);
-request!(
-    QuickPick,
-    QUICK_PICK,
-    QuickPickParams,
-    Option<QuickPickResult>
-);
-request!(
-    EditDraft,
-    EDIT_DRAFT,
-    EditDraftParams,
-    Option<EditDraftResult>
-);
-request!(LanguageModel, LANGUAGE_MODEL, Value, Value);
-notification!(CancelPrompt, CANCEL_PROMPT, CancelPromptParams);
-notification!(Clipboard, CLIPBOARD, ClipboardParams);
-notification!(ServerStatus, SERVER_STATUS, ServerStatusParams);
-
 /// The `initialize` result's `capabilities.experimental.mcpSidecar`: what this sidecar offers.
 pub fn server_experimental() -> Value {
     serde_json::json!({
@@ -364,74 +322,4 @@ pub fn server_experimental() -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn results_parse_every_documented_shape() {
-        let v: Option<InputBoxResult> = serde_json::from_value(json!({"value": "x"})).unwrap();
-        assert_eq!(v, Some(InputBoxResult::Value { value: "x".into() }));
-        let v: Option<InputBoxResult> = serde_json::from_value(json!({"back": true})).unwrap();
-        assert_eq!(v, Some(InputBoxResult::Back { back: true }));
-        let v: Option<InputBoxResult> = serde_json::from_value(json!({"skip": true})).unwrap();
-        assert_eq!(v, Some(InputBoxResult::Skip { skip: true }));
-        let v: Option<InputBoxResult> = serde_json::from_value(json!(null)).unwrap();
-        assert_eq!(v, None);
-        let v: Option<QuickPickResult> =
-            serde_json::from_value(json!({"selected": [0, 2]})).unwrap();
-        assert_eq!(
-            v,
-            Some(QuickPickResult::Selected {
-                selected: vec![0, 2]
-            })
-        );
-        let v: Option<EditDraftResult> =
-            serde_json::from_value(json!({"action": "accept", "text": "t"})).unwrap();
-        assert_eq!(v, Some(EditDraftResult::Accept { text: "t".into() }));
-        let v: Option<EditDraftResult> =
-            serde_json::from_value(json!({"action": "reject"})).unwrap();
-        assert_eq!(v, Some(EditDraftResult::Reject));
-    }
-
-    #[test]
-    fn params_serialize_with_contract_field_names() {
-        let p = InputBoxParams {
-            id: "1".into(),
-            title: "t".into(),
-            validation_message: Some("bad".into()),
-            total_steps: Some(3),
-            can_go_back: true,
-            ..Default::default()
-        };
-        assert_eq!(
-            serde_json::to_value(&p).unwrap(),
-            json!({"id":"1","title":"t","validationMessage":"bad","totalSteps":3,"canGoBack":true})
-        );
-        let s = ServerStatusParams {
-            name: "a".into(),
-            state: ServerState::NeedsTrust,
-            protocol_version: Some("2026-07-28".into()),
-            source: None,
-            message: None,
-        };
-        assert_eq!(
-            serde_json::to_value(&s).unwrap(),
-            json!({"name":"a","state":"needsTrust","protocolVersion":"2026-07-28"})
-        );
-    }
-
-    #[test]
-    fn editor_capabilities_default_to_absent() {
-        let caps = EditorCapabilities::from_experimental(Some(
-            &json!({"mcpSidecar": {"quickPick": true}}),
-        ));
-        assert!(caps.quick_pick && !caps.input_box);
-        assert_eq!(
-            EditorCapabilities::from_experimental(None),
-            EditorCapabilities::default()
-        );
-        let bad = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": 3})));
-        assert_eq!(bad, EditorCapabilities::default());
-    }
-}
+mod tests;
