@@ -8,12 +8,16 @@ use support::*;
 
 const DRAFT: &str = "mcp-sidecar/editDraft";
 
-async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
-    // The audit log goes to a private state folder.
+/// The audit log goes to a private state folder.
+fn isolate_state() {
     static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let state = STATE.get_or_init(|| tempfile::tempdir().unwrap());
     // SAFETY: the same value in every test of this binary, set before servers start.
     unsafe { std::env::set_var("XDG_STATE_HOME", state.path()) };
+}
+
+async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
+    isolate_state();
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -23,6 +27,24 @@ async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
         editor.wait_status(mark, name, "running").await;
     }
     editor
+}
+
+/// An editor whose settings name `servers` and the sidecar-wide `sampling`, and the mark before
+/// it started.
+async fn start_with_sampling(
+    servers: Value,
+    sampling: Value,
+) -> (std::sync::Arc<TestEditor>, usize) {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": servers, "sampling": sampling}),
+            full_ui(),
+        )
+        .await;
+    (editor, mark)
 }
 
 fn call(
@@ -173,82 +195,97 @@ async fn reject_and_close_end_the_call_promptly() {
 }
 
 /// A local OpenAI-compatible endpoint: answers `/v1/chat/completions` with a fixed reply, or
-/// with HTTP 500 when `fail` is set; records the request bodies.
-async fn fake_openai(fail: bool) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+/// with HTTP 500 when `fail` is set; records the request bodies and counts the connections (it
+/// keeps each one open for more requests, as HTTP/1.1 does).
+async fn fake_openai(fail: bool) -> FakeOpenAi {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (log, count) = (seen.clone(), connections.clone());
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let log = log.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
-                let body = loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
+                loop {
+                    let body = loop {
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let length: usize = text[..end]
+                                .lines()
+                                .find_map(|l| {
+                                    l.to_lowercase()
+                                        .strip_prefix("content-length:")
+                                        .map(|v| v.trim().parse().unwrap_or(0))
+                                })
+                                .unwrap_or(0);
+                            if buf.len() >= end + 4 + length {
+                                let body = buf[end + 4..end + 4 + length].to_vec();
+                                buf.drain(..end + 4 + length);
+                                break body;
+                            }
+                        }
+                        let n = socket.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    };
+                    log.lock()
+                        .unwrap()
+                        .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                    let (status, reply) = if fail {
+                        (
+                            "500 Internal Server Error",
+                            json!({"error": {"message": "the GPU caught fire"}}),
+                        )
+                    } else {
+                        (
+                            "200 OK",
+                            json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
+                        )
+                    };
+                    let body = reply.to_string();
+                    let response = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if socket.write_all(response.as_bytes()).await.is_err() {
                         return;
                     }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length: usize = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                l.to_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse().unwrap_or(0))
-                            })
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + length {
-                            break buf[end + 4..end + 4 + length].to_vec();
-                        }
-                    }
-                };
-                log.lock()
-                    .unwrap()
-                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let (status, reply) = if fail {
-                    (
-                        "500 Internal Server Error",
-                        json!({"error": {"message": "the GPU caught fire"}}),
-                    )
-                } else {
-                    (
-                        "200 OK",
-                        json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
-                    )
-                };
-                let body = reply.to_string();
-                let response = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
+                }
             });
         }
     });
-    (url, seen)
+    FakeOpenAi {
+        url,
+        seen,
+        connections,
+    }
+}
+
+struct FakeOpenAi {
+    /// The `baseUrl` to configure.
+    url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draft() {
     for fail in [false, true] {
-        let (url, seen) = fake_openai(fail).await;
-        let editor = in_process();
-        let mark = editor.mark();
-        editor
-            .initialize(
-                &[],
-                json!({"servers": {"demo": demo_server("both", None)},
-                       "sampling": {"provider": "openai", "openai": {"baseUrl": url, "model": "test-model", "stream": false},
-                                    "models": [{"name": "test-model"}]}}),
-                full_ui(),
-            )
-            .await;
+        let FakeOpenAi { url, seen, .. } = fake_openai(fail).await;
+        let (editor, mark) = start_with_sampling(
+            json!({"demo": demo_server("both", None)}),
+            json!({"provider": "openai", "openai": {"baseUrl": url, "model": "test-model", "stream": false},
+                   "models": [{"name": "test-model"}]}),
+        )
+        .await;
         editor.wait_status(mark, "demo", "running").await;
         let pending = call(&editor, "demo", "analyze_flights");
         let request = editor.next_prompt().await;
@@ -296,4 +333,100 @@ async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draf
         );
         editor.shutdown_and_exit().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_openai_provider_is_reported_when_the_settings_are_applied_and_a_person_answers() {
+    isolate_state();
+    for (openai, expected) in [
+        // Checked when the configuration is read: the message names the key.
+        (
+            json!({"baseUrl": "127.0.0.1:11434/v1", "model": "m"}),
+            "sampling.openai: the OpenAI-compatible provider's baseUrl `127.0.0.1:11434/v1`",
+        ),
+        (
+            json!({"baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKey": "sk-1"}),
+            "sampling.openai: unknown key `apiKey`",
+        ),
+        // Built when the configuration is applied: the API key is read then.
+        (
+            json!({"baseUrl": "http://127.0.0.1:1/v1", "model": "m", "apiKeyEnv": "MCP_SIDECAR_TEST_UNSET_KEY", "stream": false}),
+            "sampling.provider \"openai\" cannot be used (apiKeyEnv names the environment variable MCP_SIDECAR_TEST_UNSET_KEY",
+        ),
+    ] {
+        let (editor, mark) = start_with_sampling(
+            json!({"demo": demo_server("both", None)}),
+            json!({"provider": "openai", "openai": openai}),
+        )
+        .await;
+        // Told before any request, as an error.
+        let told = editor
+            .wait_notification(mark, |n| {
+                n["method"] == "window/showMessage"
+                    && n["params"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(expected))
+            })
+            .await;
+        assert_eq!(told["params"]["type"], 1, "{told}");
+        editor.wait_status(mark, "demo", "running").await;
+        let pending = call(&editor, "demo", "analyze_flights");
+        let request = editor.next_prompt().await;
+        let text = request["params"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("\nGoes to: no model (provider manual)"),
+            "{text}"
+        );
+        editor.respond(&request, json!({"action": "reject"})).await;
+        pending.await.unwrap();
+        // Once: the same sampling settings applied again are not reported again (the new,
+        // disabled server marks the end of that pass: its status follows any message).
+        let later = editor.mark();
+        editor
+            .notify(
+                "workspace/didChangeConfiguration",
+                json!({"settings": {
+                    "servers": {"demo": demo_server("both", None), "marker": {"command": "unused", "disabled": true}},
+                    "sampling": {"provider": "openai", "openai": openai}}}),
+            )
+            .await;
+        editor.wait_status(later, "marker", "stopped").await;
+        let again = editor
+            .notifications()
+            .into_iter()
+            .skip(later)
+            .filter(|n| n["method"] == "window/showMessage")
+            .collect::<Vec<_>>();
+        assert!(again.is_empty(), "{again:#?}");
+        editor.shutdown_and_exit().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sampling_requests_share_the_provider_built_when_the_settings_were_applied() {
+    isolate_state();
+    let fake = fake_openai(false).await;
+    let mut demo = demo_server("both", None);
+    demo["sampling"] = json!({"policy": "auto"});
+    let (editor, mark) = start_with_sampling(
+        json!({"demo": demo}),
+        json!({"provider": "openai", "openai": {"baseUrl": fake.url, "model": "test-model", "stream": false}}),
+    )
+    .await;
+    editor.wait_status(mark, "demo", "running").await;
+    for _ in 0..2 {
+        let response = call(&editor, "demo", "analyze_flights").await.unwrap();
+        assert_eq!(
+            structured(&response["result"])["text"],
+            "Flight 7 is the best value.",
+            "{response}"
+        );
+    }
+    assert_eq!(fake.seen.lock().unwrap().len(), 2);
+    // One HTTP client for both: the second request went over the first one's connection.
+    assert_eq!(
+        fake.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    editor.shutdown_and_exit().await;
 }

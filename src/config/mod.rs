@@ -3,7 +3,9 @@
 //! [`ServerSpec`]s. Each server is validated on its own, so one bad entry never stops the others.
 //! The reference is `docs/configuration.md`.
 
+pub mod elicitation;
 mod file;
+pub mod sampling;
 mod server;
 mod settings;
 pub mod trust;
@@ -12,6 +14,7 @@ pub mod vars;
 pub mod workspace;
 
 pub use file::{MAX_FILE_BYTES, read_small_file};
+pub use sampling::OpenAiConfig;
 pub use server::{
     ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec, TrustInfo,
     resolve_executable,

@@ -32,9 +32,9 @@ pub struct ServerSpec {
     /// person spends answering its questions does not count).
     pub timeout: Duration,
     /// `elicitation.policy`: ask (default), decline, or acceptDefaults.
-    pub elicitation: crate::elicitation::Policy,
+    pub elicitation: super::elicitation::Policy,
     /// `sampling.policy`: ask (default), reviewResponse, auto, or never.
-    pub sampling: crate::sampling::Policy,
+    pub sampling: super::sampling::Policy,
     /// Set for definitions from the workspace: they run only once the person trusts them.
     pub trust: Option<TrustInfo>,
     /// `${input:id}` ids the definition uses that have no answer yet: the server does not start
@@ -237,7 +237,7 @@ impl ServerSpec {
                 })?,
         };
         let elicitation = match obj.get("elicitation").and_then(|e| e.get("policy")) {
-            None | Some(Value::Null) => crate::elicitation::Policy::default(),
+            None | Some(Value::Null) => super::elicitation::Policy::default(),
             Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
                 err(format!(
                     "\"elicitation.policy\" must be \"ask\", \"decline\" or \"acceptDefaults\", not {v}"
@@ -245,7 +245,7 @@ impl ServerSpec {
             })?,
         };
         let sampling = match obj.get("sampling").and_then(|e| e.get("policy")) {
-            None | Some(Value::Null) => crate::sampling::Policy::default(),
+            None | Some(Value::Null) => super::sampling::Policy::default(),
             Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
                 err(format!(
                     "\"sampling.policy\" must be \"ask\", \"reviewResponse\", \"auto\" or \"never\", not {v}"
@@ -289,7 +289,7 @@ impl ServerSpec {
             protocol,
             roots,
             // A timeout too long to represent means "never": capped, not a panic.
-            timeout: crate::elicitation::capped_secs(timeout),
+            timeout: super::elicitation::capped_secs(timeout),
         })
     }
 }
@@ -456,22 +456,22 @@ fn summary(obj: &serde_json::Map<String, Value>) -> String {
 
 /// The per-server settings that loosen what the sidecar does, in words.
 fn asks_for(
-    sampling: crate::sampling::Policy,
-    elicitation: crate::elicitation::Policy,
+    sampling: super::sampling::Policy,
+    elicitation: super::elicitation::Policy,
     roots: &RootsFilter,
     folders: &[PathBuf],
 ) -> Vec<String> {
     let mut out = Vec::new();
     match sampling {
-        crate::sampling::Policy::Auto => {
+        super::sampling::Policy::Auto => {
             out.push("sampling without review (sampling.policy: auto)".to_string())
         }
-        crate::sampling::Policy::ReviewResponse => out.push(
+        super::sampling::Policy::ReviewResponse => out.push(
             "sampling requests sent unreviewed (sampling.policy: reviewResponse)".to_string(),
         ),
         _ => {}
     }
-    if elicitation == crate::elicitation::Policy::AcceptDefaults {
+    if elicitation == super::elicitation::Policy::AcceptDefaults {
         out.push(
             "questions answered with defaults unasked (elicitation.policy: acceptDefaults)".into(),
         );

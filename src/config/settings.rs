@@ -13,40 +13,8 @@ pub struct Settings {
     pub max_message_bytes: usize,
     /// How many times a crashed server is restarted before the sidecar gives up on it.
     pub max_restarts: u32,
-    #[serde(deserialize_with = "elicitation_settings")]
-    pub elicitation: crate::elicitation::Settings,
-    #[serde(deserialize_with = "sampling_settings")]
-    pub sampling: crate::sampling::Settings,
-}
-
-/// `sampling: {"provider": "manual", "openai": {...}, "models": [...], "rateLimit": "10/min",
-/// "budget": {"tokensPerHour": 50000}}`.
-fn sampling_settings<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<crate::sampling::Settings, D::Error> {
-    crate::sampling::Settings::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
-}
-
-/// `elicitation: {"rateLimit": "10/min", "idleLimit": "30m"}`.
-fn elicitation_settings<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<crate::elicitation::Settings, D::Error> {
-    #[derive(Deserialize, Default)]
-    #[serde(rename_all = "camelCase", default)]
-    struct Raw {
-        rate_limit: Option<String>,
-        idle_limit: Option<String>,
-    }
-    let raw = Raw::deserialize(d)?;
-    let mut settings = crate::elicitation::Settings::default();
-    if let Some(rate) = raw.rate_limit {
-        settings.rate_limit = rate.parse().map_err(serde::de::Error::custom)?;
-    }
-    if let Some(idle) = raw.idle_limit {
-        settings.idle_limit =
-            crate::elicitation::parse_duration(&idle).map_err(serde::de::Error::custom)?;
-    }
-    Ok(settings)
+    pub elicitation: super::elicitation::Settings,
+    pub sampling: super::sampling::Settings,
 }
 
 impl Default for Settings {
@@ -55,8 +23,8 @@ impl Default for Settings {
             roots: RootsSettings::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_restarts: 5,
-            elicitation: crate::elicitation::Settings::default(),
-            sampling: crate::sampling::Settings::default(),
+            elicitation: super::elicitation::Settings::default(),
+            sampling: super::sampling::Settings::default(),
         }
     }
 }

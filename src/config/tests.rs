@@ -109,7 +109,7 @@ fn absurd_timeouts_are_capped() {
         "b": {"command": "x", "timeout": 1.8e19},
     }}))]);
     for server in resolved.servers {
-        assert_eq!(server.unwrap().timeout, crate::elicitation::MAX_DURATION);
+        assert_eq!(server.unwrap().timeout, super::elicitation::MAX_DURATION);
     }
 }
 
@@ -289,14 +289,14 @@ fn workspace_files_may_set_only_servers_inputs_and_root_exclusions() {
     let (resolved, errors) = resolve(&[editor(json!({})), hostile, own]);
     assert!(errors.is_empty(), "{errors:?}");
     let s = &resolved.settings;
-    assert_eq!(s.sampling.provider, crate::sampling::ProviderKind::Manual);
+    assert_eq!(s.sampling.provider, super::sampling::ProviderKind::Manual);
     assert!(s.sampling.openai.is_none());
     assert!(s.roots.extra.is_empty() && s.roots.discover.is_none());
     // Exclusions add up: the workspace's cannot replace the person's own.
     assert_eq!(s.roots.exclude, ["/w/proj/secret", "/home/me/private"]);
     assert_eq!(s.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
     assert_eq!(s.max_restarts, 2);
-    assert_eq!(s.elicitation, crate::elicitation::Settings::default());
+    assert_eq!(s.elicitation, super::elicitation::Settings::default());
     // One warning for the file, naming it and every ignored key.
     assert_eq!(resolved.warnings.len(), 1, "{:?}", resolved.warnings);
     let warning = resolved.warnings[0].to_string();
@@ -336,7 +336,7 @@ fn sampling_elicitation_and_roots_merge_key_by_key() {
     ]);
     assert!(errors.is_empty(), "{errors:?}");
     let s = &resolved.settings;
-    assert_eq!(s.sampling.provider, crate::sampling::ProviderKind::Openai);
+    assert_eq!(s.sampling.provider, super::sampling::ProviderKind::Openai);
     assert!(
         s.sampling.openai.is_some(),
         "the own file's openai block was hidden"
@@ -347,7 +347,7 @@ fn sampling_elicitation_and_roots_merge_key_by_key() {
     );
     assert_eq!(
         s.elicitation.rate_limit,
-        "7/min".parse::<crate::elicitation::RateLimit>().unwrap()
+        "7/min".parse::<super::elicitation::RateLimit>().unwrap()
     );
 }
 
@@ -563,4 +563,88 @@ fn inputs_belong_to_the_file_that_uses_them() {
     );
     let e = resolved.servers[0].as_ref().unwrap_err().to_string();
     assert!(!e.contains("mine-123") && e.contains("${input:key}"), "{e}");
+}
+
+#[test]
+fn sampling_openai_is_parsed_into_typed_settings() {
+    let (resolved, errors) = resolve(&[editor(json!({"sampling": {
+        "provider": "openai",
+        "openai": {"baseUrl": "https://api.example.com/v1", "model": "gpt-4o-mini",
+                   "apiKeyEnv": "OPENAI_API_KEY", "stream": false, "timeout": 2.5},
+    }}))]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        resolved.settings.sampling.openai,
+        Some(OpenAiConfig {
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            stream: false,
+            timeout: std::time::Duration::from_millis(2500),
+            ..OpenAiConfig::new("https://api.example.com/v1", "gpt-4o-mini")
+        })
+    );
+    let config = resolved.settings.sampling.openai.unwrap();
+    assert_eq!(
+        config.endpoint_url().unwrap().as_str(),
+        "https://api.example.com/v1/chat/completions"
+    );
+    // Only what is written: the defaults fill the rest.
+    let parsed =
+        OpenAiConfig::from_value(json!({"baseUrl": "http://127.0.0.1:11434/v1", "model": "m"}));
+    assert_eq!(
+        parsed,
+        Ok(OpenAiConfig::new("http://127.0.0.1:11434/v1", "m"))
+    );
+}
+
+#[test]
+fn a_bad_sampling_openai_is_a_configuration_error_naming_the_key() {
+    let cases = [
+        (json!({"model": "m"}), "`baseUrl` is missing"),
+        (
+            json!({"baseUrl": "http://127.0.0.1/v1"}),
+            "`model` is missing",
+        ),
+        (
+            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "apikeyEnv": "K"}),
+            "unknown key `apikeyEnv`",
+        ),
+        (json!({"baseUrl": "not a url", "model": "m"}), "baseUrl"),
+        (json!({"baseUrl": "ftp://host/v1", "model": "m"}), "baseUrl"),
+        (
+            json!({"baseUrl": "mailto:me@host", "model": "m"}),
+            "baseUrl",
+        ),
+        (
+            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "timeout": 0}),
+            "timeout",
+        ),
+        (
+            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "stream": "yes"}),
+            "`stream`",
+        ),
+        (
+            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "timeout": "10"}),
+            "`timeout`",
+        ),
+        (json!({"baseUrl": 11434, "model": "m"}), "`baseUrl`"),
+        (json!("http://127.0.0.1/v1"), "must be an object"),
+    ];
+    for (openai, key) in cases {
+        let (resolved, errors) = resolve(&[editor(
+            json!({"sampling": {"provider": "openai", "openai": openai}}),
+        )]);
+        assert_eq!(errors.len(), 1, "{openai}: {errors:?}");
+        let message = &errors[0].message;
+        assert!(
+            message.contains("sampling.openai") && message.contains(key),
+            "{openai}: {message}"
+        );
+        assert_eq!(errors[0].origin, Source::EditorSettings);
+        // As any settings error: the defaults apply, so a person answers.
+        assert_eq!(
+            resolved.settings.sampling.provider,
+            super::sampling::ProviderKind::Manual
+        );
+        assert!(resolved.settings.sampling.openai.is_none());
+    }
 }

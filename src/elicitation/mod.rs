@@ -16,8 +16,11 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
+pub use crate::config::elicitation::{
+    MAX_DURATION, Policy, RateLimit, Settings, capped_secs, parse_duration,
+};
 pub use flow::{looks_secret, validate};
-pub use rate::{MAX_DURATION, RateLimit, RateLimiter, capped_secs, parse_duration};
+pub use rate::RateLimiter;
 pub use schema::{
     CUT, Choice, Field, Form, Format, Kind, MAX_DESCRIPTION, MAX_FIELDS, MAX_LABEL, MAX_MESSAGE,
     MAX_OPTIONS, MAX_TITLE, Unsupported, clip,
@@ -50,37 +53,6 @@ impl Outcome {
             Outcome::Accept(_) => "accept",
             Outcome::Decline => "decline",
             Outcome::Cancel => "cancel",
-        }
-    }
-}
-
-/// Per-server `elicitation.policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Policy {
-    #[default]
-    Ask,
-    Decline,
-    /// Answer with the defaults, without asking, when every required field has one.
-    AcceptDefaults,
-}
-
-/// The sidecar-wide `elicitation` settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    pub rate_limit: RateLimit,
-    /// A prompt nobody answers for this long is closed (and the question cancelled).
-    pub idle_limit: Duration,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            rate_limit: RateLimit {
-                count: 10,
-                per: Duration::from_secs(60),
-            },
-            idle_limit: Duration::from_secs(30 * 60),
         }
     }
 }

@@ -3,35 +3,9 @@
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    pub count: u32,
-    pub per: Duration,
-}
-
-impl std::str::FromStr for RateLimit {
-    type Err = String;
-
-    /// `"10/min"`, `"2/s"`, `"100/h"`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (count, unit) = s
-            .split_once('/')
-            .ok_or_else(|| format!("a rate looks like \"10/min\", not \"{s}\""))?;
-        let count: u32 = count
-            .trim()
-            .parse()
-            .map_err(|_| format!("\"{count}\" is not a whole number"))?;
-        let per = match unit.trim() {
-            "s" | "sec" | "second" => Duration::from_secs(1),
-            "m" | "min" | "minute" => Duration::from_secs(60),
-            "h" | "hour" => Duration::from_secs(3600),
-            other => return Err(format!("unknown rate unit \"{other}\" (use s, min or h)")),
-        };
-        Ok(RateLimit { count, per })
-    }
-}
+use crate::config::elicitation::RateLimit;
 
 #[derive(Default)]
 pub struct RateLimiter {
@@ -73,35 +47,4 @@ impl RateLimiter {
         }
         false
     }
-}
-
-/// The longest duration a setting can ask for (about 136 years, "never" in practice). Longer ones
-/// are capped to it, so turning one into a `Duration`, or adding it to now, cannot panic.
-pub const MAX_DURATION: Duration = Duration::from_secs(u32::MAX as u64);
-
-/// `seconds` as a `Duration`, at most [`MAX_DURATION`] (and zero for anything not positive).
-pub fn capped_secs(seconds: f64) -> Duration {
-    if seconds.is_nan() || seconds <= 0.0 {
-        return Duration::ZERO;
-    }
-    Duration::try_from_secs_f64(seconds).map_or(MAX_DURATION, |d| d.min(MAX_DURATION))
-}
-
-/// `"30m"`, `"90s"`, `"1h"`, or a number of seconds; at most [`MAX_DURATION`].
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(
-        s.find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(s.len()),
-    );
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("\"{s}\" is not a duration like 30m"))?;
-    let secs = match unit.trim() {
-        "" | "s" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        other => return Err(format!("unknown duration unit \"{other}\" (use s, m or h)")),
-    };
-    Ok(capped_secs(secs))
 }

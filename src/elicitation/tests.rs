@@ -422,7 +422,7 @@ async fn policies_and_rate_limit_answer_without_prompts() {
     assert!(script.shown().is_empty());
     assert_eq!("10/min".parse::<RateLimit>().unwrap().count, 10);
     assert!("ten/min".parse::<RateLimit>().is_err());
-    assert_eq!(rate::parse_duration("30m").unwrap().as_secs(), 1800);
+    assert_eq!(parse_duration("30m").unwrap().as_secs(), 1800);
 }
 
 /// Found while writing the fuzz targets: `Duration::from_secs_f64` panicked on these, so an

@@ -217,14 +217,14 @@ impl Handler {
             return Err(sampling::Refusal::Person("no editor is attached".into()));
         };
         let _busy = self.host.clock(&self.server).busy();
-        let settings = self.host.sampling_settings();
-        let provider = make_provider(ui.as_ref(), &settings);
+        let applied = self.host.sampling();
+        let provider = applied.provider(ui.as_ref());
         let exchange = sampling::Exchange {
             ui: ui.as_ref(),
             provider: provider.as_ref(),
             server: &self.server,
             policy: self.sampling,
-            settings: &settings,
+            settings: &applied.settings,
             sessions: &self.host.sampling_sessions,
         };
         let result = exchange.run(&raw).await?;
@@ -536,35 +536,6 @@ fn raw_params<P: serde::Serialize>(extensions: &rmcp::model::Extensions, params:
         .get::<RequestMetaObject>()
         .and_then(|m| m.0.0.get(RAW_PARAMS_META).cloned())
         .unwrap_or_else(|| serde_json::to_value(params).unwrap_or(Value::Null))
-}
-
-/// The provider the settings name; one that cannot work here falls back to `manual` (a person
-/// writes the answer), with the reason in the log.
-fn make_provider<'a>(
-    ui: &'a dyn crate::ui::Prompter,
-    settings: &sampling::Settings,
-) -> Box<dyn sampling::provider::Provider + 'a> {
-    use sampling::ProviderKind;
-    use sampling::providers::{EditorModel, Manual};
-    match settings.provider {
-        ProviderKind::Manual => Box::new(Manual),
-        ProviderKind::Editor if ui.capabilities().language_model => Box::new(EditorModel { ui }),
-        ProviderKind::Editor => {
-            tracing::warn!(
-                "sampling.provider is \"editor\" but the editor offers no model; a person answers"
-            );
-            Box::new(Manual)
-        }
-        ProviderKind::Openai => match sampling::openai_provider(settings) {
-            Ok(provider) => provider,
-            Err(e) => {
-                tracing::warn!(
-                    "sampling.provider \"openai\" cannot be used ({e}); a person answers"
-                );
-                Box::new(Manual)
-            }
-        },
-    }
 }
 
 /// The key progress sinks are registered under.

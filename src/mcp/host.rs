@@ -54,7 +54,8 @@ pub struct Host {
     ui: RwLock<Option<Arc<dyn Prompter>>>,
     elicitation: RwLock<elicitation::Settings>,
     pub limiter: elicitation::RateLimiter,
-    sampling: RwLock<sampling::Settings>,
+    /// The sampling settings and the provider built from them when they were applied.
+    sampling: RwLock<Arc<sampling::Applied>>,
     pub sampling_sessions: sampling::Sessions,
     clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
     completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
@@ -114,7 +115,7 @@ impl Host {
             ui: RwLock::new(None),
             elicitation: RwLock::new(elicitation::Settings::default()),
             limiter: elicitation::RateLimiter::default(),
-            sampling: RwLock::new(sampling::Settings::default()),
+            sampling: RwLock::new(Arc::default()),
             sampling_sessions: sampling::Sessions::default(),
             clocks: Mutex::new(HashMap::new()),
             completions: Mutex::new(HashMap::new()),
@@ -188,11 +189,24 @@ impl Host {
         self.elicitation.read().clone()
     }
 
-    pub fn set_sampling_settings(&self, settings: sampling::Settings) {
-        *self.sampling.write() = settings;
+    /// Applies new sampling settings; the provider they name is built here, once (unchanged
+    /// settings keep the provider already built). Returns why that provider cannot be used, when
+    /// it was just built and failed.
+    pub fn set_sampling_settings(&self, settings: sampling::Settings) -> Option<String> {
+        if self.sampling.read().settings == settings {
+            return None;
+        }
+        let (applied, problem) = sampling::Applied::new(settings);
+        *self.sampling.write() = Arc::new(applied);
+        problem
     }
 
     pub fn sampling_settings(&self) -> sampling::Settings {
+        self.sampling.read().settings.clone()
+    }
+
+    /// The sampling settings in force with their provider, for one request.
+    pub fn sampling(&self) -> Arc<sampling::Applied> {
         self.sampling.read().clone()
     }
 
@@ -250,5 +264,44 @@ fn dropped_summary(server: &str, dropped: u64) -> Event {
     Event::Log {
         level: LogLevel::Warning,
         message: format!("[{server}] {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OpenAiConfig;
+
+    #[test]
+    fn the_provider_is_built_when_the_sampling_settings_change_and_a_failure_told_once() {
+        let (host, _events) = Host::new();
+        let unset = "MCP_SIDECAR_HOST_UNIT_TEST_UNSET_KEY";
+        let mut settings = sampling::Settings {
+            provider: sampling::ProviderKind::Openai,
+            openai: Some(OpenAiConfig {
+                api_key_env: Some(unset.into()),
+                ..OpenAiConfig::new("http://127.0.0.1:1/v1", "m")
+            }),
+            ..sampling::Settings::default()
+        };
+        let problem = host.set_sampling_settings(settings.clone());
+        assert!(problem.is_some_and(|p| p.contains(unset)));
+        assert_eq!(
+            host.set_sampling_settings(settings.clone()),
+            None,
+            "unchanged settings are not built (nor reported) again"
+        );
+        let failed = host.sampling();
+        if let Some(openai) = &mut settings.openai {
+            openai.api_key_env = None;
+        }
+        assert_eq!(host.set_sampling_settings(settings.clone()), None);
+        let built = host.sampling();
+        assert!(!Arc::ptr_eq(&failed, &built), "changed settings are built");
+        host.set_sampling_settings(settings);
+        assert!(
+            Arc::ptr_eq(&built, &host.sampling()),
+            "the same provider serves on"
+        );
     }
 }

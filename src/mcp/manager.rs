@@ -80,8 +80,16 @@ impl Manager {
             let roots_changed = inner.settings.roots != resolved.settings.roots;
             self.host
                 .set_elicitation_settings(resolved.settings.elicitation.clone());
-            self.host
-                .set_sampling_settings(resolved.settings.sampling.clone());
+            if let Some(problem) = self
+                .host
+                .set_sampling_settings(resolved.settings.sampling.clone())
+            {
+                tracing::warn!("{problem}");
+                self.host.emit(Event::Message {
+                    level: LogLevel::Error,
+                    message: problem,
+                });
+            }
             inner.settings = resolved.settings;
             let limits = Limits {
                 max_message_bytes: inner.settings.max_message_bytes,

@@ -7,118 +7,73 @@ mod flow;
 pub mod models;
 pub mod openai;
 pub mod provider;
-pub mod providers;
 pub mod types;
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::Value;
-
+pub use crate::config::sampling::{ModelSpec, Policy, ProviderKind, Settings};
 pub use flow::Exchange;
-pub use models::ModelSpec;
 
-use crate::elicitation::{RateLimit, RateLimiter};
+use crate::elicitation::RateLimiter;
+use crate::ui::Prompter;
+use provider::{EditorModel, Manual, Provider};
 
-/// Per-server `sampling.policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Policy {
-    /// Both drafts shown (default).
-    #[default]
-    Ask,
-    /// Skip the request draft; the answer is still reviewed.
-    ReviewResponse,
-    /// No drafts: the model's answer goes back as it is (for servers the person trusts so).
-    Auto,
-    /// Every request refused.
-    Never,
+/// The sampling settings in force and the provider built from them. The OpenAI-compatible
+/// endpoint (its HTTP client, its API key read from the environment) is set up once, when the
+/// settings are applied, and shared by every request until the settings change.
+#[derive(Default)]
+pub struct Applied {
+    pub settings: Settings,
+    openai: Option<openai::OpenAi>,
 }
 
-/// Where model answers come from (`sampling.provider`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ProviderKind {
-    /// A person writes the answer (the default when nothing is configured).
-    #[default]
-    Manual,
-    /// The editor's own model (`mcp-sidecar/languageModel`).
-    Editor,
-    /// An OpenAI-compatible endpoint (`sampling.openai`).
-    Openai,
-}
-
-/// The sidecar-wide `sampling` settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    pub provider: ProviderKind,
-    pub openai: Option<Value>,
-    pub models: Vec<ModelSpec>,
-    pub rate_limit: RateLimit,
-    pub tokens_per_hour: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            provider: ProviderKind::Manual,
-            openai: None,
-            models: Vec::new(),
-            rate_limit: RateLimit {
-                count: 10,
-                per: Duration::from_secs(60),
-            },
-            tokens_per_hour: 50_000,
-        }
-    }
-}
-
-impl Settings {
-    pub fn from_value(value: Value) -> Result<Settings, String> {
-        #[derive(Deserialize, Default)]
-        #[serde(rename_all = "camelCase", default)]
-        struct Raw {
-            provider: ProviderKind,
-            openai: Option<Value>,
-            models: Vec<ModelSpec>,
-            rate_limit: Option<String>,
-            budget: Option<Budget>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Budget {
-            tokens_per_hour: u64,
-        }
-        let raw: Raw =
-            serde_json::from_value(value).map_err(|e| format!("invalid sampling settings: {e}"))?;
-        let mut settings = Settings {
-            provider: raw.provider,
-            openai: raw.openai,
-            models: raw.models,
-            ..Settings::default()
+impl Applied {
+    /// Builds the provider `settings` name. When it cannot be built, the settings still apply
+    /// (requests fall back to `manual`) and the second value says why, for the person.
+    pub fn new(settings: Settings) -> (Applied, Option<String>) {
+        let built = match (settings.provider, &settings.openai) {
+            (ProviderKind::Openai, Some(config)) => openai::OpenAi::new(config.clone())
+                .map(Some)
+                .map_err(|e| e.0),
+            (ProviderKind::Openai, None) => Err("sampling.openai is not configured".into()),
+            _ => Ok(None),
         };
-        if let Some(rate) = raw.rate_limit {
-            settings.rate_limit = rate.parse()?;
-        }
-        if let Some(budget) = raw.budget {
-            settings.tokens_per_hour = budget.tokens_per_hour;
-        }
-        Ok(settings)
+        let (openai, problem) = match built {
+            Ok(openai) => (openai, None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "sampling.provider \"openai\" cannot be used ({e}); a person answers"
+                )),
+            ),
+        };
+        (Applied { settings, openai }, problem)
     }
-}
 
-/// The OpenAI-compatible provider from `sampling.openai`.
-pub fn openai_provider(settings: &Settings) -> Result<Box<dyn provider::Provider>, String> {
-    let raw = settings
-        .openai
-        .clone()
-        .ok_or("sampling.openai is not configured")?;
-    let config: openai::OpenAiConfig =
-        serde_json::from_value(raw).map_err(|e| format!("sampling.openai: {e}"))?;
-    let provider = openai::OpenAi::new(config).map_err(|e| e.to_string())?;
-    Ok(Box::new(provider))
+    /// The provider for one request: the one built for the settings, or, for `editor`, the
+    /// editor's model when the editor offers one. Anything that cannot work here is `manual` (a
+    /// person writes the answer).
+    pub fn provider<'a>(&'a self, ui: &'a dyn Prompter) -> Box<dyn Provider + 'a> {
+        match self.settings.provider {
+            ProviderKind::Manual => Box::new(Manual),
+            ProviderKind::Editor if ui.capabilities().language_model => {
+                Box::new(EditorModel { ui })
+            }
+            ProviderKind::Editor => {
+                tracing::warn!(
+                    "sampling.provider is \"editor\" but the editor offers no model; a person answers"
+                );
+                Box::new(Manual)
+            }
+            ProviderKind::Openai => match &self.openai {
+                Some(openai) => Box::new(openai),
+                // Why was reported when the settings were applied.
+                None => Box::new(Manual),
+            },
+        }
+    }
 }
 
 /// Why a request was refused.

@@ -2,22 +2,9 @@
 //! names (substring, case-insensitive), then cost/speed/intelligence priorities against each
 //! model's attributes.
 
-use serde::Deserialize;
-
 use super::types::ModelPreferences;
 
-/// One configured model: `{"name": "gpt-4o-mini", "cost": 0.9, "speed": 0.8, "intelligence": 0.5}`
-/// (attributes 0–1, higher is better: cheaper, faster, smarter).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ModelSpec {
-    pub name: String,
-    #[serde(default)]
-    pub cost: f64,
-    #[serde(default)]
-    pub speed: f64,
-    #[serde(default)]
-    pub intelligence: f64,
-}
+pub use crate::config::sampling::ModelSpec;
 
 pub fn choose(preferences: Option<&ModelPreferences>, models: &[ModelSpec]) -> Option<String> {
     if models.is_empty() {

@@ -12,74 +12,19 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
 use super::provider::{Provider, ProviderError};
 use super::types::{Block, CreateMessageParams, CreateMessageResult, Role, SamplingMessage};
 
-/// How long the endpoint may stay silent unless configured otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub use crate::config::sampling::{DEFAULT_OPENAI_TIMEOUT as DEFAULT_TIMEOUT, OpenAiConfig};
+
 /// How much of an unexpected body is quoted in an error.
 const SNIPPET_CHARS: usize = 200;
 /// The largest reply read; a bigger one is an error rather than an out-of-memory.
 const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
 /// How much of an error body is read.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
-
-/// Settings of one OpenAI-compatible endpoint, as written in the sidecar's configuration
-/// (`baseUrl`, `model`, `apiKeyEnv`, `stream`, `timeout` in seconds).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenAiConfig {
-    /// The API root, e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended.
-    pub base_url: String,
-    /// The model used when a request does not choose one.
-    pub model: String,
-    /// The name of the environment variable that holds the API key (never the key itself).
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    /// Ask for a streamed reply (server-sent events). Default true.
-    #[serde(default = "default_stream")]
-    pub stream: bool,
-    /// The longest the endpoint may stay silent: before its reply starts, and between two pieces
-    /// of it. Written in seconds (a number); default 120.
-    #[serde(default = "default_timeout", deserialize_with = "seconds")]
-    pub timeout: Duration,
-}
-
-fn default_stream() -> bool {
-    true
-}
-
-fn default_timeout() -> Duration {
-    DEFAULT_TIMEOUT
-}
-
-fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    let secs = f64::deserialize(d)?;
-    if secs.is_finite() && secs > 0.0 {
-        Duration::try_from_secs_f64(secs)
-            .map_err(|_| serde::de::Error::custom("`timeout` is too large"))
-    } else {
-        Err(serde::de::Error::custom(
-            "`timeout` must be a positive number of seconds",
-        ))
-    }
-}
-
-impl OpenAiConfig {
-    /// A configuration with the defaults: no API key, streaming, 120 s timeout.
-    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
-        OpenAiConfig {
-            base_url: base_url.into(),
-            model: model.into(),
-            api_key_env: None,
-            stream: true,
-            timeout: DEFAULT_TIMEOUT,
-        }
-    }
-}
 
 /// An OpenAI-compatible chat-completions endpoint.
 pub struct OpenAi {
@@ -100,30 +45,7 @@ impl OpenAi {
     /// named) and sets up the HTTP client. Nothing is sent yet.
     pub fn new(config: OpenAiConfig) -> Result<OpenAi, ProviderError> {
         let base = config.base_url.trim();
-        let mut url = reqwest::Url::parse(base).map_err(|e| {
-            ProviderError(format!(
-                "the OpenAI-compatible provider's baseUrl `{base}` is not a URL ({e})"
-            ))
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ProviderError(format!(
-                "the OpenAI-compatible provider's baseUrl `{base}` must start with http:// or https://"
-            )));
-        }
-        if url.cannot_be_a_base() {
-            return Err(ProviderError(format!(
-                "the OpenAI-compatible provider's baseUrl `{base}` cannot hold a path"
-            )));
-        }
-        if config.timeout.is_zero() {
-            return Err(ProviderError(
-                "the OpenAI-compatible provider's timeout must be more than 0 seconds".into(),
-            ));
-        }
-        url.set_fragment(None);
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments.pop_if_empty().push("chat").push("completions");
-        }
+        let url = config.endpoint_url().map_err(ProviderError)?;
         let shown = |url: &reqwest::Url| {
             let mut url = url.clone();
             let _ = url.set_username("");

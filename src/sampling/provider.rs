@@ -1,10 +1,12 @@
 //! Where model answers come from. Each provider is real: the editor's own model
-//! (`mcp-sidecar/languageModel`), an OpenAI-compatible HTTP endpoint, or `manual` (a person writes
-//! the answer in the response draft).
+//! (`mcp-sidecar/languageModel`), an OpenAI-compatible HTTP endpoint ([`super::openai`]), or
+//! `manual` (a person writes the answer in the response draft). The trait and the two providers
+//! that need no network are here.
 
 use futures::future::BoxFuture;
 
-use super::types::{CreateMessageParams, CreateMessageResult};
+use super::types::{Block, CreateMessageParams, CreateMessageResult, Role};
+use crate::ui::Prompter;
 
 /// A provider's failure, phrased for the person reading the response draft.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,4 +45,83 @@ pub trait Provider: Send + Sync {
         request: &'a CreateMessageParams,
         model: Option<&'a str>,
     ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>>;
+}
+
+/// A provider shared by reference (the one built when the settings were applied).
+impl<P: Provider + ?Sized> Provider for &P {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn warning(&self) -> Option<String> {
+        (**self).warning()
+    }
+    fn destination(&self) -> Destination {
+        (**self).destination()
+    }
+    fn complete<'a>(
+        &'a self,
+        request: &'a CreateMessageParams,
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>> {
+        (**self).complete(request, model)
+    }
+}
+
+/// No model: the answer draft starts empty for the person to write.
+pub struct Manual;
+
+impl Provider for Manual {
+    fn name(&self) -> &str {
+        "manual"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _request: &'a CreateMessageParams,
+        _model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>> {
+        Box::pin(async {
+            Ok(CreateMessageResult {
+                role: Role::Assistant,
+                content: vec![Block::text("")],
+                model: "manual".into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+    }
+}
+
+/// The editor's own model, through `mcp-sidecar/languageModel`.
+pub struct EditorModel<'a> {
+    pub ui: &'a dyn Prompter,
+}
+
+impl Provider for EditorModel<'_> {
+    fn name(&self) -> &str {
+        "editor"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a CreateMessageParams,
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ProviderError>> {
+        Box::pin(async move {
+            let mut params =
+                serde_json::to_value(request).map_err(|e| ProviderError(e.to_string()))?;
+            if let Some(model) = model {
+                params["model"] = serde_json::Value::String(model.to_string());
+            }
+            let answer = self
+                .ui
+                .language_model(params)
+                .await
+                .map_err(ProviderError)?;
+            serde_json::from_value(answer).map_err(|e| {
+                ProviderError(format!(
+                    "the editor's model answered something unreadable: {e}"
+                ))
+            })
+        })
+    }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::providers::Manual;
+use super::provider::Manual;
 use super::*;
 use crate::testing::Script;
 
