@@ -146,16 +146,18 @@ pub struct OpenAiConfig {
 /// The keys of `sampling.openai`.
 const OPENAI_KEYS: &[&str] = &["baseUrl", "model", "apiKeyEnv", "stream", "timeout"];
 
-/// `sampling.openai.<key>`, if given; the error names the key.
+/// `sampling.openai.<key>`, if given; the error names the key and what it must be, never the
+/// value (which could be a key pasted in the wrong place).
 fn openai_key<T: serde::de::DeserializeOwned>(
     obj: &serde_json::Map<String, Value>,
     key: &str,
+    must_be: &str,
 ) -> Result<Option<T>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => serde_json::from_value(v.clone())
             .map(Some)
-            .map_err(|e| format!("`{key}`: {e}")),
+            .map_err(|_| format!("`{key}` must be {must_be}")),
     }
 }
 
@@ -180,7 +182,12 @@ impl OpenAiConfig {
     fn parse(value: Value) -> Result<OpenAiConfig, String> {
         let Value::Object(obj) = value else {
             return Err(format!(
-                "must be an object such as {{\"baseUrl\": \"http://127.0.0.1:11434/v1\", \"model\": \"llama3.2\"}}, not {value}"
+                "must be an object such as {{\"baseUrl\": \"http://127.0.0.1:11434/v1\", \"model\": \"llama3.2\"}}, not {}",
+                match value {
+                    Value::Array(_) => "a list",
+                    Value::String(_) => "a string",
+                    _ => "a number or true/false",
+                }
             ));
         };
         if let Some(key) = obj.keys().find(|k| !OPENAI_KEYS.contains(&k.as_str())) {
@@ -194,14 +201,15 @@ impl OpenAiConfig {
             ));
         }
         let required = |key: &str| {
-            openai_key::<String>(&obj, key)?.ok_or_else(|| format!("`{key}` is missing"))
+            openai_key::<String>(&obj, key, "a string")?
+                .ok_or_else(|| format!("`{key}` is missing"))
         };
         let mut config = OpenAiConfig::new(required("baseUrl")?, required("model")?);
-        config.api_key_env = openai_key(&obj, "apiKeyEnv")?;
-        if let Some(stream) = openai_key(&obj, "stream")? {
+        config.api_key_env = openai_key(&obj, "apiKeyEnv", "the name of an environment variable")?;
+        if let Some(stream) = openai_key(&obj, "stream", "true or false")? {
             config.stream = stream;
         }
-        if let Some(secs) = openai_key::<f64>(&obj, "timeout")? {
+        if let Some(secs) = openai_key::<f64>(&obj, "timeout", "a number of seconds")? {
             if !(secs.is_finite() && secs > 0.0) {
                 return Err(format!(
                     "`timeout` must be a positive number of seconds, not {secs}"

@@ -619,15 +619,18 @@ fn a_bad_sampling_openai_is_a_configuration_error_naming_the_key() {
             "timeout",
         ),
         (
-            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "stream": "yes"}),
-            "`stream`",
+            json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "stream": "sk-secret"}),
+            "`stream` must be true or false",
         ),
         (
             json!({"baseUrl": "http://127.0.0.1/v1", "model": "m", "timeout": "10"}),
-            "`timeout`",
+            "`timeout` must be a number of seconds",
         ),
-        (json!({"baseUrl": 11434, "model": "m"}), "`baseUrl`"),
-        (json!("http://127.0.0.1/v1"), "must be an object"),
+        (
+            json!({"baseUrl": 11434, "model": "m"}),
+            "`baseUrl` must be a string",
+        ),
+        (json!("sk-secret"), "must be an object"),
     ];
     for (openai, key) in cases {
         let (resolved, errors) = resolve(&[editor(
@@ -639,6 +642,7 @@ fn a_bad_sampling_openai_is_a_configuration_error_naming_the_key() {
             message.contains("sampling.openai") && message.contains(key),
             "{openai}: {message}"
         );
+        assert!(!message.contains("sk-secret"), "{message}");
         assert_eq!(errors[0].origin, Source::EditorSettings);
         // As any settings error: the defaults apply, so a person answers.
         assert_eq!(
