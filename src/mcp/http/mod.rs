@@ -19,7 +19,6 @@
 //!   HTTP error status on one exchange fails only that request;
 //! - the first request of a legacy session waits (up to 2 s) for the session's GET stream, where
 //!   servers send requests that are not tied to a call (they drop them while it is not open).
-
 //!
 //! The parts: this file builds the transport and runs it (what a failed send means for the
 //! connection); `session` is the HTTP client under rmcp's worker (the SSE streams and JSON bodies
