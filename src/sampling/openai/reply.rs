@@ -24,6 +24,21 @@ pub(super) struct ToolCall {
     pub(super) arguments: String,
 }
 
+impl ToolCall {
+    /// A whole call: its `function`'s `name` and `arguments`.
+    fn of(id: Option<String>, function: &Value) -> ToolCall {
+        ToolCall {
+            id,
+            name: function
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: arguments_text(function.get("arguments")),
+        }
+    }
+}
+
 impl Completion {
     pub(super) fn into_result(self, requested_model: &str) -> Result<CreateMessageResult, String> {
         let text = if self.text.is_empty() {
@@ -154,30 +169,15 @@ pub(super) fn completion_from_body(body: &[u8]) -> Result<Completion, String> {
     };
     let calls = message.get("tool_calls").and_then(Value::as_array);
     for call in calls.into_iter().flatten() {
+        let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
         let function = call.get("function").unwrap_or(&Value::Null);
-        completion.tool_calls.push(ToolCall {
-            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
-            name: function
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: arguments_text(function.get("arguments")),
-        });
+        completion.tool_calls.push(ToolCall::of(id, function));
     }
     // The legacy single `function_call`.
     if completion.tool_calls.is_empty()
         && let Some(function) = message.get("function_call").filter(|f| f.is_object())
     {
-        completion.tool_calls.push(ToolCall {
-            id: None,
-            name: function
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: arguments_text(function.get("arguments")),
-        });
+        completion.tool_calls.push(ToolCall::of(None, function));
     }
     Ok(completion)
 }
