@@ -4,7 +4,7 @@
 //! endpoint (which stands for the attacker's host), no secret reaches the editor or the log, and
 //! the sidecar keeps answering. See docs/security.md.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! Workspace configuration through the built binary: the mcp.json family, trust, variables and
 //! inputs, JSONC errors, and re-reading files when they change.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! In-process LSP tests over `tokio::io::duplex`: the editor contract, roots in both eras, and
 //! the never-wedge regression.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

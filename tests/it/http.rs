@@ -4,7 +4,7 @@
 //! in its `streamableHttp` mode (a legacy 2025-11-25 session: SSE, `Mcp-Session-Id`, replies to
 //! its requests POSTed back) and the Python SDK fixtures served over HTTP in both eras.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::process::Stdio;

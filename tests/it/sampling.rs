@@ -1,7 +1,7 @@
 //! Sampling end to end in-process: the scripted editor edits both drafts; the server receives
 //! exactly the person's answer; Reject and close end the call promptly.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

@@ -1,7 +1,7 @@
 //! Bad input from servers and bad definitions: each gets a clear error, and the sidecar keeps
 //! serving the editor and the other servers.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! Elicitation end to end in-process: a scripted editor answers the sidecar's prompts for real
 //! servers' questions, and the tests assert what the server received.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! demo servers in both eras. Every call must get exactly its own answer: nothing lost, nothing
 //! crossed between calls or servers. Bounds are loose (two noisy cores); the figures are printed.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! Black-box tests: the built binary driven over stdio as an editor would.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::sync::Arc;
