@@ -73,6 +73,7 @@ async fn wait_gone(pids: &[u32]) -> Duration {
             Instant::now() < deadline,
             "server processes survived: {pids:?}"
         );
+        // A poll interval: a process that is not our child sends no event when it ends.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     started.elapsed()

@@ -121,6 +121,7 @@ async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
         }
         outstanding = again;
         if !outstanding.is_empty() {
+            // A client's back-off before retrying the calls answered `busy` (part of the load).
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

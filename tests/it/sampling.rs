@@ -4,16 +4,13 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use support::http::{HttpServer, answer, json_response};
 use support::*;
 
 const DRAFT: &str = "mcp-sidecar/editDraft";
 
 async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
-    // The audit log goes to a private state folder.
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let state = STATE.get_or_init(|| tempfile::tempdir().unwrap());
-    // SAFETY: the same value in every test of this binary, set before servers start.
-    unsafe { std::env::set_var("XDG_STATE_HOME", state.path()) };
+    // The audit log goes to the private state folder `in_process` sets up.
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -173,65 +170,22 @@ async fn reject_and_close_end_the_call_promptly() {
 }
 
 /// A local OpenAI-compatible endpoint: answers `/v1/chat/completions` with a fixed reply, or
-/// with HTTP 500 when `fail` is set; records the request bodies.
-async fn fake_openai(fail: bool) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let log = log.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let body = loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length: usize = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                l.to_lowercase()
-                                    .strip_prefix("content-length:")
-                                    .map(|v| v.trim().parse().unwrap_or(0))
-                            })
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + length {
-                            break buf[end + 4..end + 4 + length].to_vec();
-                        }
-                    }
-                };
-                log.lock()
-                    .unwrap()
-                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let (status, reply) = if fail {
-                    (
-                        "500 Internal Server Error",
-                        json!({"error": {"message": "the GPU caught fire"}}),
-                    )
-                } else {
-                    (
-                        "200 OK",
-                        json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
-                    )
-                };
-                let body = reply.to_string();
-                let response = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    (url, seen)
+/// with HTTP 500 when `fail` is set; records the requests.
+async fn fake_openai(fail: bool) -> (String, HttpServer) {
+    let server = HttpServer::start(move |_, conn| async move {
+        let (status, reply) = if fail {
+            (500, json!({"error": {"message": "the GPU caught fire"}}))
+        } else {
+            (
+                200,
+                json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
+            )
+        };
+        answer(conn, &json_response(status, &reply, "")).await;
+    })
+    .await;
+    (format!("{}/v1", server.url()), server)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,7 +215,7 @@ async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draf
             .await;
         let answer = editor.next_prompt().await;
         let draft = answer["params"]["text"].as_str().unwrap().to_string();
-        let sent = seen.lock().unwrap()[0].clone();
+        let sent = seen.requests()[0].body.clone();
         assert_eq!(
             sent["max_tokens"], 32,
             "the edited request reached the model: {sent}"

@@ -3,6 +3,8 @@
 //! sidecar's requests.
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -21,9 +23,17 @@ type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 struct Shared {
     pending: HashMap<i64, oneshot::Sender<Value>>,
     requests: VecDeque<Value>,
+    /// The method of every request the sidecar sent, answered or not, in order.
+    request_methods: Vec<String>,
     notifications: Vec<Value>,
+    /// The settings last sent (`initialize` or `workspace/didChangeConfiguration`), as the test
+    /// wrote them.
+    settings: Value,
     closed: bool,
 }
+
+/// The name prefix of [`TestEditor::settled`]'s probe servers.
+pub const SETTLED_PROBE: &str = "settled-probe-";
 
 pub struct TestEditor {
     writer: tokio::sync::Mutex<Writer>,
@@ -59,6 +69,8 @@ impl TestEditor {
                         let _ = tx.send(message);
                     }
                 } else if message.get("id").is_some() {
+                    let method = message["method"].as_str().unwrap_or_default().to_owned();
+                    s.request_methods.push(method);
                     s.requests.push_back(message);
                 } else {
                     s.notifications.push(message);
@@ -122,11 +134,98 @@ impl TestEditor {
     }
 
     pub async fn notify(&self, method: &str, mut params: Value) {
-        if method == "workspace/didChangeConfiguration" && self.user_scopes.load(Ordering::SeqCst) {
-            params["settings"] = with_user_scopes(params["settings"].take());
+        if method == "workspace/didChangeConfiguration" {
+            self.shared.lock().unwrap().settings = params["settings"].clone();
+            if self.user_scopes.load(Ordering::SeqCst) {
+                params["settings"] = with_user_scopes(params["settings"].take());
+            }
         }
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
+    }
+
+    /// A barrier instead of a sleep: returns once the sidecar's configuration task has finished
+    /// every pass asked for so far, and a pass after them (which read every config file again).
+    /// The task runs one pass at a time, so: the settings last sent plus a disabled probe server
+    /// go out as `workspace/didChangeConfiguration`, and the probe's `serverStatus` (published
+    /// while that pass applies its result) means every earlier pass is done. Then the settings go
+    /// out again without the probe, and this returns once `listServers` no longer shows it.
+    /// Editor-defined servers need `serverScopes` here: the probe is a "user" server.
+    pub async fn settled(&self) {
+        assert!(
+            self.user_scopes.load(Ordering::SeqCst),
+            "settled() needs an editor that reports serverScopes"
+        );
+        let probe = format!(
+            "{SETTLED_PROBE}{}",
+            self.next_id.fetch_add(1, Ordering::SeqCst)
+        );
+        let settings = self.shared.lock().unwrap().settings.clone();
+        let mut with_probe = settings.clone();
+        let target = if with_probe.get("mcpSidecar").is_some_and(Value::is_object) {
+            &mut with_probe["mcpSidecar"]
+        } else {
+            &mut with_probe
+        };
+        if !target.is_object() {
+            *target = json!({});
+        }
+        let definition = json!({"command": "mcp-sidecar-settled-probe", "disabled": true});
+        match target.get_mut("servers").and_then(Value::as_object_mut) {
+            Some(servers) => {
+                servers.insert(probe.clone(), definition);
+            }
+            None => target["servers"] = json!({ probe.clone(): definition }),
+        }
+        if let Some(scopes) = target
+            .get_mut("serverScopes")
+            .and_then(Value::as_object_mut)
+        {
+            scopes.insert(probe.clone(), json!("user"));
+        }
+        let mark = self.mark();
+        self.send_settings(with_probe).await;
+        self.wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus" && n["params"]["name"] == probe
+        })
+        .await;
+        self.send_settings(settings).await;
+        eventually("the settled() probe to be removed", || async {
+            let listed = self.command("mcp-sidecar.listServers", json!({})).await;
+            !listed
+                .as_array()
+                .is_some_and(|l| l.iter().any(|s| s["name"] == probe))
+        })
+        .await;
+    }
+
+    async fn send_settings(&self, settings: Value) {
+        let settings = with_user_scopes(settings);
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                         "params": {"settings": settings}}),
+        )
+        .await;
+    }
+
+    /// How many prompts (`mcp-sidecar/*` requests) the sidecar has sent so far, answered or not.
+    pub fn prompts_seen(&self) -> usize {
+        self.requests_seen("mcp-sidecar/")
+    }
+
+    /// How many requests whose method starts with `prefix` the sidecar has sent so far.
+    pub fn requests_seen(&self, prefix: &str) -> usize {
+        let s = self.shared.lock().unwrap();
+        s.request_methods
+            .iter()
+            .filter(|m| m.starts_with(prefix))
+            .count()
+    }
+
+    /// Waits until the sidecar closed the connection (after `exit`): nothing more can arrive.
+    pub async fn wait_closed(&self) {
+        let closed = self.wait(|s| s.closed.then_some(())).await.is_some();
+        assert!(closed, "the sidecar did not close the connection");
     }
 
     pub async fn respond(&self, request: &Value, result: Value) {
@@ -265,6 +364,7 @@ impl TestEditor {
         }
         let reports = experimental["mcpSidecar"]["serverScopes"] == true;
         self.user_scopes.store(reports, Ordering::SeqCst);
+        self.shared.lock().unwrap().settings = settings.clone();
         let settings = if reports {
             with_user_scopes(settings)
         } else {
@@ -351,6 +451,15 @@ pub fn sidecar_command() -> tokio::process::Command {
     command
 }
 
+/// Waits (10 s at most) for the sidecar binary to exit after `exit`; it must exit cleanly.
+pub async fn wait_exit(child: &mut tokio::process::Child) {
+    let exited = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    assert!(
+        matches!(&exited, Ok(Ok(status)) if status.success()),
+        "the sidecar did not exit cleanly after `exit`: {exited:?}"
+    );
+}
+
 /// Starts the sidecar and connects a scripted editor to its stdio.
 pub fn spawn_editor(
     command: &mut tokio::process::Command,
@@ -379,12 +488,20 @@ pub fn in_process() -> Arc<TestEditor> {
     TestEditor::new(er, ew)
 }
 
-/// Points XDG_CONFIG_HOME at an empty folder so a developer's own config never leaks in.
+/// Points XDG_CONFIG_HOME and XDG_STATE_HOME at empty folders so a developer's own config,
+/// trust decisions and sampling log never leak in (nor out). Every in-process test of the one
+/// test binary shares them.
 pub fn isolate_user_config() {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-    // SAFETY: set once, before any server is spawned, to the same value in every test.
-    unsafe { std::env::set_var("XDG_CONFIG_HOME", dir.path()) };
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: set once (the first in-process test), to the same values for every test.
+        unsafe {
+            std::env::set_var("XDG_CONFIG_HOME", dir.path().join("config"));
+            std::env::set_var("XDG_STATE_HOME", dir.path().join("state"));
+        }
+        dir
+    });
 }
 
 /// The `structuredContent` of a `callTool` result.
@@ -474,6 +591,7 @@ where
     let deadline = Instant::now() + WAIT;
     while !check().await {
         assert!(Instant::now() < deadline, "{what} never happened");
+        // A poll interval, for states that are read (a command, a file), not announced.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
