@@ -609,22 +609,13 @@ async fn server_everything_over_streamable_http() {
     // The server goes away mid-call: the call fails at once as serverGone, the status says why,
     // and the supervisor tries again. The call is under way once the server reports progress.
     let mark = editor.mark();
-    let pending = {
-        let editor = editor.clone();
-        tokio::spawn(async move {
-            editor
-                .request(
-                    "workspace/executeCommand",
-                    json!({
-                        "command": "mcp-sidecar.callTool",
-                        "arguments": [{"server": "everything", "tool": "trigger-long-running-operation",
-                                       "arguments": {"duration": 30, "steps": 30}}],
-                        "workDoneToken": "mid-call",
-                    }),
-                )
-                .await
-        })
-    };
+    let pending = spawn_call_with_token(
+        &editor,
+        "everything",
+        "trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+        "mid-call",
+    );
     editor
         .wait_notification(mark, |n| {
             n["method"] == "$/progress"

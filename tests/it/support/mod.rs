@@ -596,6 +596,28 @@ where
     }
 }
 
+/// The `workspace/executeCommand` params of a `callTool` with a `workDoneToken`.
+fn call_with_token(server: &str, tool: &str, arguments: Value, token: &str) -> Value {
+    json!({
+        "command": "mcp-sidecar.callTool",
+        "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
+        "workDoneToken": token,
+    })
+}
+
+/// `callTool` with a `workDoneToken` in its own task; the task ends with the whole response.
+pub fn spawn_call_with_token(
+    editor: &Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    token: &str,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let params = call_with_token(server, tool, arguments, token);
+    tokio::spawn(async move { editor.request("workspace/executeCommand", params).await })
+}
+
 /// Runs `callTool` with a `workDoneToken`; returns the response message and the `$/progress`
 /// values sent for that token (`begin`, each `report`, `end`), in order.
 pub async fn call_with_progress(
@@ -609,11 +631,7 @@ pub async fn call_with_progress(
     let response = editor
         .request(
             "workspace/executeCommand",
-            json!({
-                "command": "mcp-sidecar.callTool",
-                "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
-                "workDoneToken": token,
-            }),
+            call_with_token(server, tool, arguments, token),
         )
         .await;
     let mine = |n: &Value| n["method"] == "$/progress" && n["params"]["token"] == token;
