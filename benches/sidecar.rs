@@ -18,7 +18,7 @@
 //! peer clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without
 //! them those series are skipped with a line saying so.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 #[allow(unused_imports)]
 mod support;
 

@@ -1,33 +1,44 @@
 #!/usr/bin/env python3
-"""The interop matrix: runs the interop tests and writes docs/interop-matrix.md.
+"""The interop matrix: runs the interop tests, writes the table and checks it against docs/interop-matrix.md.
 
-    scripts/interop-matrix.py                 run the tests, write the table, exit non-zero on failure
+    scripts/interop-matrix.py                 run the tests, write target/interop-matrix.md, fail when a
+                                              test fails or the committed docs/interop-matrix.md differs
+    scripts/interop-matrix.py --write         the same, but (re)write the committed docs/interop-matrix.md
     scripts/interop-matrix.py --check-names   only check that every cited test still exists (no run)
     scripts/interop-matrix.py --from-log F    build the table from saved `cargo test` output (no run)
 
-What it runs (in this order; the peers from scripts/install-peers.sh are needed, and
-.cache/peers/env.sh is read when MCP_PYTHON is not set):
+The suites are modules of the one integration-test binary (`tests/it/main.rs`): a test is cited
+as `suite::name`, its path in that binary (`interop::server_everything_over_stdio` is
+`tests/it/interop.rs`). What it runs (in this order; the peers from scripts/install-peers.sh are
+needed, and .cache/peers/env.sh is read when MCP_PYTHON is not set):
 
-  1. cargo test --locked --test <each suite> -- --list --include-ignored
+  1. cargo test --locked --test it -- --list --include-ignored
      Every test name the table cites must exist: a renamed or deleted test fails the run before
      anything else (exit 2), so the table cannot cite tests that no longer run.
-  2. cargo test --locked --no-fail-fast --test interop --test http -- --include-ignored
+  2. cargo test --locked --no-fail-fast --test it -- --include-ignored interop:: http::
      Every test of those two suites (cited or not): this is the interop tier's test run.
-  3. cargo test --locked --no-fail-fast --test elicitation --test sampling --test lsp_core -- --exact <cited>
+  3. cargo test --locked --no-fail-fast --test it -- --exact <cited elicitation::, sampling::, lsp_core:: tests>
      Only the demo-server tests the table cites from suites the unit tier runs anyway.
 
 Each test's outcome comes from libtest's plain `test NAME ... ok|FAILED|ignored` lines (stable
 Rust has no JSON test output). A cell is ✅ only when every test it cites printed `ok` in this run.
 
-Exit status: 0 when every test ran and passed; 1 when any test failed or a cited one did not run
-(the table is still written, with ❌); 2 when a cited test no longer exists or the tests could not
-be built. The date and commit in the table change on every run; CI should not diff the file.
+The run never rewrites the committed table: it writes target/interop-matrix.md (or --output) and
+compares it with docs/interop-matrix.md, leaving out the lines that change on every run (the
+date, commit and elapsed time, the runtimes' versions). When they differ in substance it prints the
+diff and the command that regenerates the committed file (`scripts/interop-matrix.py --write`).
+
+Exit status: 0 when every test ran and passed and the committed table is current; 1 when any test
+failed or a cited one did not run (the table is still written, with ❌); 2 when a cited test no
+longer exists or the tests could not be built; 3 when the tests passed but docs/interop-matrix.md
+is out of date.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import difflib
 import os
 import re
 import subprocess
@@ -37,7 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUTPUT = ROOT / "docs" / "interop-matrix.md"
+COMMITTED = ROOT / "docs" / "interop-matrix.md"
+DEFAULT_OUTPUT = ROOT / "target" / "interop-matrix.md"
+# The one integration-test binary (tests/it/main.rs); each suite is one of its modules.
+TEST_BINARY = "it"
+# Lines of the table that change on every run (or on every machine): not compared.
+VOLATILE = ("- Generated: ", "- Runtimes: ")
 
 # Suites run whole (with --include-ignored): the interop tier.
 FULL_SUITES = ["interop", "http"]
@@ -218,7 +234,8 @@ KNOWN_ISSUES: list[str] = []
 
 # ---------------------------------------------------------------------------------------- running
 
-RUNNING = re.compile(r"^\s*Running (?:tests|benches|src)/(?P<file>[^\s]+?)\.rs \(")
+RUNNING = re.compile(r"^\s*Running (?P<file>[^\s]+?\.rs) \(")
+IT_MAIN = f"tests/{TEST_BINARY}/main.rs"
 RESULT = re.compile(r"^test (?P<name>\S+) \.\.\. (?P<status>ok|FAILED|ignored)\b")
 LISTED = re.compile(r"^(?P<name>\S+): test$")
 
@@ -283,26 +300,24 @@ def run_streaming(cmd: list[str]) -> tuple[int, list[str]]:
 
 
 def parse(lines: list[str], pattern: re.Pattern[str]) -> dict[str, str]:
-    """`suite::name` → the status libtest printed (or "listed" for --list lines)."""
+    """`suite::name` (the test's path in the integration-test binary) → the status libtest
+    printed (or "listed" for --list lines). Lines of other binaries (unit tests) are skipped."""
     out: dict[str, str] = {}
-    suite = None
+    in_it = False
     for line in lines:
         m = RUNNING.match(line)
         if m:
-            suite = Path(m.group("file")).name
+            in_it = m.group("file") == IT_MAIN
             continue
         m = pattern.match(line)
-        if m and suite:
-            out[f"{suite}::{m.group('name')}"] = m.groupdict().get("status") or "listed"
+        if m and in_it:
+            out[m.group("name")] = m.groupdict().get("status") or "listed"
     return out
 
 
 def list_tests() -> dict[str, str]:
     """`suite::name` of every test in the suites the table may cite (building them if needed)."""
-    cmd = ["cargo", "test", "--locked"]
-    for s in FULL_SUITES + CITED_SUITES:
-        cmd += ["--test", s]
-    cmd += ["--", "--list", "--include-ignored"]
+    cmd = ["cargo", "test", "--locked", "--test", TEST_BINARY, "--", "--list", "--include-ignored"]
     print(f"+ {' '.join(cmd)}", flush=True)
     proc = subprocess.run(cmd, cwd=ROOT, env=cargo_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace")
@@ -318,15 +333,10 @@ def stale(listed: dict[str, str]) -> list[str]:
 
 
 def run_tests() -> tuple[int, list[str]]:
-    cmd = ["cargo", "test", "--locked", "--no-fail-fast"]
-    for s in FULL_SUITES:
-        cmd += ["--test", s]
-    code_full, lines = run_streaming(cmd + ["--", "--include-ignored"])
-    names = sorted({t.split("::", 1)[1] for t in cited() if t.split("::")[0] in CITED_SUITES})
-    cmd = ["cargo", "test", "--locked", "--no-fail-fast"]
-    for s in CITED_SUITES:
-        cmd += ["--test", s]
-    code_cited, more = run_streaming(cmd + ["--", "--exact", *names])
+    cmd = ["cargo", "test", "--locked", "--no-fail-fast", "--test", TEST_BINARY, "--"]
+    code_full, lines = run_streaming(cmd + ["--include-ignored", *(f"{s}::" for s in FULL_SUITES)])
+    names = sorted({t for t in cited() if t.split("::")[0] in CITED_SUITES})
+    code_cited, more = run_streaming(cmd + ["--exact", *names])
     return (code_full or code_cited), lines + more
 
 
@@ -410,7 +420,10 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
         "transport and in which protocol era. Every ✅ is one or more tests that ran and passed in "
         "the run below; the tests behind each cell are listed under the table. The interop tier of "
         "`scripts/test-all.sh` runs `scripts/interop-matrix.py`, which runs those tests and fails "
-        "when one fails or no longer exists.",
+        "when one fails or no longer exists. That run writes its table to `target/interop-matrix.md` "
+        "and fails when this committed file differs from it in substance (anything but the "
+        "generated-at and runtimes lines); `scripts/interop-matrix.py --write` (after "
+        "`. .cache/peers/env.sh`) regenerates this file.",
         "",
         f"- Generated: {date}, commit `{commit}`{' plus uncommitted changes' if dirty else ''}"
         + (f", {elapsed:.0f} s" if elapsed is not None else "") + f" ({source})",
@@ -465,10 +478,30 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
         out.append("")
         out += [f"- `{t}` ({outcome(t, results)})" for t in others]
         out.append("")
-    out.append("Suites: `interop` is `tests/interop.rs`, `http` is `tests/http.rs`, and likewise "
-               "`elicitation`, `sampling`, `lsp_core`.")
+    out.append("Suites are modules of the one integration-test binary: `interop` is `tests/it/interop.rs`, "
+               "`http` is `tests/it/http.rs`, and likewise `elicitation`, `sampling`, `lsp_core` "
+               "(`cargo test --test it -- interop::` runs one).")
     out.append("")
     return "\n".join(out)
+
+
+def substance(text: str) -> list[str]:
+    """The table without the lines that change on every run."""
+    return [line for line in text.splitlines() if not line.startswith(VOLATILE)]
+
+
+def committed_differs(written: str) -> bool:
+    """Prints the diff (and how to regenerate) when docs/interop-matrix.md differs in substance."""
+    old = COMMITTED.read_text() if COMMITTED.is_file() else ""
+    diff = list(difflib.unified_diff(substance(old), substance(written), "docs/interop-matrix.md (committed)",
+                                     "this run", lineterm=""))
+    if not diff:
+        print("interop-matrix: docs/interop-matrix.md is current")
+        return False
+    print("\n".join(diff), file=sys.stderr)
+    print("interop-matrix: docs/interop-matrix.md is out of date (diff above); regenerate it with "
+          "`scripts/interop-matrix.py --write` (after `. .cache/peers/env.sh`) and commit it", file=sys.stderr)
+    return True
 
 
 # ------------------------------------------------------------------------------------------- main
@@ -476,11 +509,17 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the table")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="where to write the table (default target/interop-matrix.md)")
+    parser.add_argument("--write", action="store_true",
+                        help="write the committed docs/interop-matrix.md instead (regenerate it)")
     parser.add_argument("--check-names", action="store_true", help="only check the cited tests exist")
     parser.add_argument("--from-log", type=Path, metavar="FILE",
                         help="build the table from saved `cargo test` output instead of running the tests")
     args = parser.parse_args()
+    if args.write and args.output:
+        parser.error("--write and --output name two places to write; give one")
+    output = COMMITTED if args.write else (args.output or DEFAULT_OUTPUT)
     check_table()
     load_peer_env()
     start = time.monotonic()
@@ -510,9 +549,10 @@ def main() -> int:
     failed_cited = [t for t in cited() if results.get(t) != "ok"]
     failed_any = sorted(t for t, s in results.items() if s == "FAILED")
     elapsed = None if args.from_log else time.monotonic() - start
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(render(results, elapsed, source))
-    print(f"interop-matrix: wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    written = render(results, elapsed, source)
+    output.write_text(written)
+    print(f"interop-matrix: wrote {output.relative_to(ROOT) if output.is_relative_to(ROOT) else output}")
     if failed_cited:
         print("interop-matrix: cited tests that did not pass:", file=sys.stderr)
         for t in failed_cited:
@@ -521,6 +561,8 @@ def main() -> int:
         print(f"interop-matrix: failed tests: {', '.join(failed_any)}", file=sys.stderr)
     if code or failed_cited or failed_any:
         return 1
+    if not args.write and committed_differs(written):
+        return 3
     gaps = sum(1 for r in ROWS for v in r.cells.values() if isinstance(v, tuple) and v[0] == GAP)
     print(f"interop-matrix: every cited test passed ({len(cited())} tests; {gaps} known gap cells)")
     return 0

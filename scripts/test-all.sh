@@ -15,7 +15,8 @@ tier() { # name, budget in seconds, command...
   local name=$1 budget=$2; shift 2
   local start=$SECONDS
   echo "=== tier $name (budget ${budget}s)"
-  if ! timeout --kill-after=10 "$budget" bash -c "$*"; then
+  # -e: a tier fails on its first failing command, not only on its last one.
+  if ! timeout --kill-after=10 "$budget" bash -eo pipefail -c "$*"; then
     echo "=== tier $name FAILED after $((SECONDS - start))s" >&2
     exit 1
   fi
@@ -25,13 +26,22 @@ tier() { # name, budget in seconds, command...
 has() { [[ " $TIERS " == *" $1 "* ]]; }
 
 lint() {
+  # The declared rust-version is the toolchain CI builds with (rust-toolchain.toml pins it).
+  local declared actual
+  declared=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)
+  actual=$(rustc --version | cut -d' ' -f2)
+  if [[ "$actual" != "$declared" && "$actual" != "$declared".* ]]; then
+    echo "lint: rustc $actual is not the declared rust-version $declared (Cargo.toml; rust-toolchain.toml pins the toolchain)" >&2
+    return 1
+  fi
   cargo fmt --check
   cargo clippy --all-targets --locked -- -D warnings
 }
 
 unit() {
-  # Unit, in-process LSP (duplex), contract-docs and black-box tests; the interop tier below
-  # runs the ignored ones that need third-party peers.
+  # Unit tests, and the one integration-test binary (tests/it: in-process LSP over duplex,
+  # contract docs, black-box, faults, load); the interop tier below runs its ignored tests
+  # that need third-party peers.
   cargo test --locked --all-targets
 }
 
@@ -39,7 +49,8 @@ interop() {
   # shellcheck disable=SC1091
   . .cache/peers/env.sh
   # Runs the interop and HTTP suites (every test, ignored ones included) and the demo-server tests
-  # the matrix cites, then writes docs/interop-matrix.md; fails on a failed or vanished test.
+  # the matrix cites, writes target/interop-matrix.md; fails on a failed or vanished test, and
+  # when the committed docs/interop-matrix.md differs (`scripts/interop-matrix.py --write`).
   scripts/interop-matrix.py
   # The fixtures themselves, checked against the Python SDK's own client in both eras.
   "$MCP_PYTHON" fixtures/python/check_fixtures.py

@@ -4,16 +4,15 @@
 //! endpoint (which stands for the attacker's host), no secret reaches the editor or the log, and
 //! the sidecar keeps answering. See docs/security.md.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::http::HttpServer;
 use support::*;
-use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 
 /// The person's token: it must never leave the person's own servers.
@@ -22,47 +21,27 @@ const CANARY: &str = "ghp_canary_0123456789abcdefCANARY";
 const TYPED_SECRET: &str = "sk-typed-input-secret-4242";
 
 /// A loopback listener standing for the attacker's host: counts every connection and keeps what
-/// was sent.
+/// was sent; never answers.
 struct Capture {
     url: String,
-    hits: Arc<AtomicUsize>,
-    received: Arc<Mutex<Vec<u8>>>,
+    server: HttpServer,
 }
 
 async fn capture() -> Capture {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let hits = Arc::new(AtomicUsize::new(0));
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let (h, r) = (hits.clone(), received.clone());
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            h.fetch_add(1, Ordering::SeqCst);
-            let r = r.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0; 64 * 1024];
-                if let Ok(Ok(n)) =
-                    tokio::time::timeout(Duration::from_secs(2), socket.read(&mut buf)).await
-                {
-                    r.lock().unwrap().extend_from_slice(&buf[..n]);
-                }
-            });
-        }
-    });
+    let server = HttpServer::start(|_, _| async {}).await;
     Capture {
-        url,
-        hits,
-        received,
+        url: server.url(),
+        server,
     }
 }
 
 impl Capture {
     fn assert_untouched(&self) {
-        let received = String::from_utf8_lossy(&self.received.lock().unwrap()).to_string();
         assert_eq!(
-            self.hits.load(Ordering::SeqCst),
+            self.server.connections(),
             0,
-            "the capture endpoint was contacted: {received}"
+            "the capture endpoint was contacted: {:?}",
+            self.server.requests()
         );
     }
 }
@@ -317,7 +296,7 @@ async fn a_hostile_workspace_runs_nothing_widens_nothing_and_leaks_nothing() {
     }
     editor.shutdown_and_exit().await;
     let mut child = sidecar.child;
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    wait_exit(&mut child).await;
     let logged = std::fs::read_to_string(&sidecar.log).unwrap();
     assert!(
         logged.contains("server running server=own"),

@@ -1,6 +1,6 @@
 //! Black-box tests: the built binary driven over stdio as an editor would.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -73,6 +73,7 @@ async fn wait_gone(pids: &[u32]) -> Duration {
             Instant::now() < deadline,
             "server processes survived: {pids:?}"
         );
+        // A poll interval: a process that is not our child sends no event when it ends.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     started.elapsed()

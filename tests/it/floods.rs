@@ -3,7 +3,7 @@
 //! summary line, and the editor's requests and the other servers keep answering meanwhile.
 //! Run with `--nocapture` for the figures.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

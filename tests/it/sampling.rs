@@ -1,23 +1,16 @@
 //! Sampling end to end in-process: the scripted editor edits both drafts; the server receives
 //! exactly the person's answer; Reject and close end the call promptly.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
+use support::http::{HttpServer, kept_response};
 use support::*;
 
 const DRAFT: &str = "mcp-sidecar/editDraft";
 
-/// The audit log goes to a private state folder.
-fn isolate_state() {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let state = STATE.get_or_init(|| tempfile::tempdir().unwrap());
-    // SAFETY: the same value in every test of this binary, set before servers start.
-    unsafe { std::env::set_var("XDG_STATE_HOME", state.path()) };
-}
-
 async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
-    isolate_state();
+    // The audit log goes to the private state folder `in_process` sets up.
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -195,91 +188,28 @@ async fn reject_and_close_end_the_call_promptly() {
 }
 
 /// A local OpenAI-compatible endpoint: answers `/v1/chat/completions` with a fixed reply, or
-/// with HTTP 500 when `fail` is set; records the request bodies and counts the connections (it
-/// keeps each one open for more requests, as HTTP/1.1 does).
-async fn fake_openai(fail: bool) -> FakeOpenAi {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let (log, count) = (seen.clone(), connections.clone());
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let log = log.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    let body = loop {
-                        let text = String::from_utf8_lossy(&buf).to_string();
-                        if let Some(end) = text.find("\r\n\r\n") {
-                            let length: usize = text[..end]
-                                .lines()
-                                .find_map(|l| {
-                                    l.to_lowercase()
-                                        .strip_prefix("content-length:")
-                                        .map(|v| v.trim().parse().unwrap_or(0))
-                                })
-                                .unwrap_or(0);
-                            if buf.len() >= end + 4 + length {
-                                let body = buf[end + 4..end + 4 + length].to_vec();
-                                buf.drain(..end + 4 + length);
-                                break body;
-                            }
-                        }
-                        let n = socket.read(&mut chunk).await.unwrap_or(0);
-                        if n == 0 {
-                            return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                    };
-                    log.lock()
-                        .unwrap()
-                        .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                    let (status, reply) = if fail {
-                        (
-                            "500 Internal Server Error",
-                            json!({"error": {"message": "the GPU caught fire"}}),
-                        )
-                    } else {
-                        (
-                            "200 OK",
-                            json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
-                        )
-                    };
-                    let body = reply.to_string();
-                    let response = format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if socket.write_all(response.as_bytes()).await.is_err() {
-                        return;
-                    }
-                }
-            });
+/// with HTTP 500 when `fail` is set; records the requests. It keeps each connection open for
+/// more requests, as HTTP/1.1 does, so a test can count how many the provider opened.
+async fn fake_openai(fail: bool) -> (String, HttpServer) {
+    let server = HttpServer::keep_alive(move |_| {
+        if fail {
+            kept_response(500, &json!({"error": {"message": "the GPU caught fire"}}))
+        } else {
+            kept_response(
+                200,
+                &json!({"model": "test-model", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Flight 7 is the best value."}}]}),
+            )
         }
-    });
-    FakeOpenAi {
-        url,
-        seen,
-        connections,
-    }
-}
-
-struct FakeOpenAi {
-    /// The `baseUrl` to configure.
-    url: String,
-    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
-    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    })
+    .await;
+    (format!("{}/v1", server.url()), server)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draft() {
     for fail in [false, true] {
-        let FakeOpenAi { url, seen, .. } = fake_openai(fail).await;
+        let (url, seen) = fake_openai(fail).await;
         let (editor, mark) = start_with_sampling(
             json!({"demo": demo_server("both", None)}),
             json!({"provider": "openai", "openai": {"baseUrl": url, "model": "test-model", "stream": false},
@@ -298,7 +228,7 @@ async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draf
             .await;
         let answer = editor.next_prompt().await;
         let draft = answer["params"]["text"].as_str().unwrap().to_string();
-        let sent = seen.lock().unwrap()[0].clone();
+        let sent = seen.requests()[0].body.clone();
         assert_eq!(
             sent["max_tokens"], 32,
             "the edited request reached the model: {sent}"
@@ -337,7 +267,6 @@ async fn the_openai_provider_drafts_the_answer_and_its_failures_show_in_the_draf
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_openai_provider_is_reported_when_the_settings_are_applied_and_a_person_answers() {
-    isolate_state();
     for (openai, expected) in [
         // Checked when the configuration is read: the message names the key.
         (
@@ -404,13 +333,12 @@ async fn a_bad_openai_provider_is_reported_when_the_settings_are_applied_and_a_p
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sampling_requests_share_the_provider_built_when_the_settings_were_applied() {
-    isolate_state();
-    let fake = fake_openai(false).await;
+    let (url, fake) = fake_openai(false).await;
     let mut demo = demo_server("both", None);
     demo["sampling"] = json!({"policy": "auto"});
     let (editor, mark) = start_with_sampling(
         json!({"demo": demo}),
-        json!({"provider": "openai", "openai": {"baseUrl": fake.url, "model": "test-model", "stream": false}}),
+        json!({"provider": "openai", "openai": {"baseUrl": url, "model": "test-model", "stream": false}}),
     )
     .await;
     editor.wait_status(mark, "demo", "running").await;
@@ -422,11 +350,8 @@ async fn two_sampling_requests_share_the_provider_built_when_the_settings_were_a
             "{response}"
         );
     }
-    assert_eq!(fake.seen.lock().unwrap().len(), 2);
+    assert_eq!(fake.requests().len(), 2);
     // One HTTP client for both: the second request went over the first one's connection.
-    assert_eq!(
-        fake.connections.load(std::sync::atomic::Ordering::SeqCst),
-        1
-    );
+    assert_eq!(fake.connections(), 1);
     editor.shutdown_and_exit().await;
 }

@@ -2,7 +2,7 @@
 //! demo servers in both eras. Every call must get exactly its own answer: nothing lost, nothing
 //! crossed between calls or servers. Bounds are loose (two noisy cores); the figures are printed.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -121,6 +121,7 @@ async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
         }
         outstanding = again;
         if !outstanding.is_empty() {
+            // A client's back-off before retrying the calls answered `busy` (part of the load).
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -1,11 +1,10 @@
 //! Workspace configuration through the built binary: the mcp.json family, trust, variables and
 //! inputs, JSONC errors, and re-reading files when they change.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::json;
 use support::*;
@@ -140,7 +139,7 @@ async fn editing_a_file_restarts_only_that_server_and_jsonc_errors_say_where() {
     write(&user, &vscode_json(&[("a", "legacy"), ("b", "both")]));
     let status = editor.wait_status(mark, "a", "running").await;
     assert_eq!(status["protocolVersion"], "2025-11-25");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    editor.settled().await;
     let about_b = editor
         .notifications()
         .into_iter()
@@ -163,7 +162,8 @@ async fn editing_a_file_restarts_only_that_server_and_jsonc_errors_say_where() {
         message.contains(".mcp.json") && message.contains("line 3, column"),
         "{message}"
     );
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Later passes read the broken file again (settled() runs one) and say nothing more.
+    editor.settled().await;
     let messages = editor
         .notifications()
         .into_iter()
@@ -227,15 +227,16 @@ async fn inputs_are_asked_once_and_never_logged_and_unknown_variables_are_named(
         "{message}"
     );
     // Changing the file re-reads it without asking again.
+    let asked = editor.prompts_seen();
     let mark = editor.mark();
     write(&user, &text("legacy"));
-    editor.wait_status(mark, "keyed", "running").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let prompts = editor.notifications();
-    assert!(!prompts.is_empty());
+    let restarted = editor.wait_status(mark, "keyed", "running").await;
+    assert_eq!(restarted["protocolVersion"], "2025-11-25", "{restarted}");
+    editor.settled().await;
+    assert_eq!(editor.prompts_seen(), asked, "the input was asked again");
     editor.shutdown_and_exit().await;
     let mut child = sidecar.child;
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    wait_exit(&mut child).await;
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(
         !logged.contains("sk-very-secret-123"),
@@ -524,7 +525,7 @@ async fn inputs_are_asked_after_trust_and_belong_to_their_file() {
     editor.wait_status(mark, "ws", "running").await;
     editor.shutdown_and_exit().await;
     let mut child = sidecar.child;
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    wait_exit(&mut child).await;
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(!logged.contains("own-secret-42") && !logged.contains("ws-value-77"));
 }

@@ -1,5 +1,5 @@
 //! The OpenAI-compatible provider against a small chat-completions server started here on
-//! 127.0.0.1 (hand-written HTTP/1.1, one request a connection), which records what it was sent.
+//! 127.0.0.1 (the tests' HTTP server, `support::http`), which records what it was sent.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -9,8 +9,10 @@ use mcp_sidecar::sampling::openai::{OpenAi, OpenAiConfig};
 use mcp_sidecar::sampling::provider::Provider;
 use mcp_sidecar::sampling::types::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::support::http::{HttpServer, Request, answer, closed_port, response};
 
 /// What the test server answers to one request.
 #[derive(Debug, Clone)]
@@ -40,42 +42,18 @@ fn json_reply(body: Value) -> Reply {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Received {
-    request_line: String,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
 struct Server {
     base_url: String,
-    received: Arc<Mutex<Vec<Received>>>,
+    http: HttpServer,
 }
 
 impl Server {
     async fn start(replies: Vec<Reply>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let log = received.clone();
-        tokio::spawn(async move {
-            while let Ok((conn, _)) = listener.accept().await {
-                tokio::spawn(serve(conn, replies.clone(), log.clone()));
-            }
-        });
+        let http = HttpServer::start(move |_, conn| serve(conn, replies.clone())).await;
         Server {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            received,
+            base_url: format!("{}/v1", http.url()),
+            http,
         }
     }
 
@@ -90,26 +68,18 @@ impl Server {
         }
     }
 
-    fn requests(&self) -> Vec<Received> {
-        self.received.lock().unwrap().clone()
+    fn requests(&self) -> Vec<Request> {
+        self.http.requests()
     }
 
-    fn only_request(&self) -> Received {
+    fn only_request(&self) -> Request {
         let requests = self.requests();
         assert_eq!(requests.len(), 1, "expected one request, got {requests:#?}");
         requests[0].clone()
     }
 }
 
-async fn serve(
-    mut conn: TcpStream,
-    replies: Arc<Mutex<VecDeque<Reply>>>,
-    received: Arc<Mutex<Vec<Received>>>,
-) {
-    let Some(request) = read_request(&mut conn).await else {
-        return;
-    };
-    received.lock().unwrap().push(request);
+async fn serve(mut conn: TcpStream, replies: Arc<Mutex<VecDeque<Reply>>>) {
     let reply = replies.lock().unwrap().pop_front().unwrap_or(Reply::Body {
         status: 500,
         content_type: "text/plain",
@@ -120,37 +90,21 @@ async fn serve(
             status,
             content_type,
             body,
-        } => {
-            let reason = match status {
-                200 => "OK",
-                401 => "Unauthorized",
-                404 => "Not Found",
-                500 => "Internal Server Error",
-                _ => "Whatever",
-            };
-            let head = format!(
-                "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = conn.write_all(head.as_bytes()).await;
-            let _ = conn.write_all(body.as_bytes()).await;
-            let _ = conn.shutdown().await;
-        }
+        } => answer(conn, &response(status, content_type, "", &body)).await,
         Reply::Stream(pieces) => {
             write_stream(&mut conn, &pieces).await;
             let _ = conn.shutdown().await;
         }
         Reply::StreamThenSilence(pieces) => {
             write_stream(&mut conn, &pieces).await;
+            // Silent on purpose (the behaviour under test): the connection stays open.
             tokio::time::sleep(Duration::from_secs(30)).await;
         }
+        // Never answers, on purpose (the behaviour under test).
         Reply::Silence => tokio::time::sleep(Duration::from_secs(30)).await,
         Reply::Redirect { status, location } => {
-            let head = format!(
-                "HTTP/1.1 {status} Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-            let _ = conn.write_all(head.as_bytes()).await;
-            let _ = conn.shutdown().await;
+            let extra = format!("Location: {location}\r\n");
+            answer(conn, &response(status, "text/plain", &extra, "")).await;
         }
     }
 }
@@ -161,51 +115,9 @@ async fn write_stream(conn: &mut TcpStream, pieces: &[String]) {
     for piece in pieces {
         let _ = conn.write_all(piece.as_bytes()).await;
         let _ = conn.flush().await;
+        // Each piece arrives on its own (the stream parsing is under test), not as one read.
         tokio::time::sleep(Duration::from_millis(15)).await;
     }
-}
-
-/// Reads one HTTP/1.1 request with a `Content-Length` body.
-async fn read_request(conn: &mut TcpStream) -> Option<Received> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at;
-        }
-        let n = conn.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next()?.to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < length {
-        let n = conn.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-    Some(Received {
-        request_line,
-        headers,
-        body,
-    })
 }
 
 fn params(value: Value) -> CreateMessageParams {
@@ -643,10 +555,7 @@ async fn malformed_replies_are_clear_errors() {
 
 #[tokio::test]
 async fn a_closed_port_is_connection_refused() {
-    let port = {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let provider = OpenAi::new(OpenAiConfig {
         stream: false,
         ..OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m")

@@ -4,7 +4,7 @@
 //! peers); `scripts/interop-matrix.py` runs them with `--include-ignored` and records each one in
 //! docs/interop-matrix.md. `demo_server_tools_in_both_eras` needs no peers and is not ignored.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

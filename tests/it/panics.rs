@@ -2,7 +2,7 @@
 //! paths, and a panic injected into a handler costs that one request, never the sidecar, the
 //! editor's other requests or the other servers.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::*;

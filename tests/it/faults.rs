@@ -1,7 +1,7 @@
 //! Bad input from servers and bad definitions: each gets a clear error, and the sidecar keeps
 //! serving the editor and the other servers.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
@@ -411,6 +411,7 @@ async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_respon
         tokio::select! {
             biased;
             response = &mut flood => break response.expect("editor connection closed"),
+            // The probe interval: the editor asks something every 10 ms during the flood.
             _ = tokio::time::sleep(Duration::from_millis(10)) => {}
         }
         assert!(
@@ -458,6 +459,7 @@ async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_respon
             Instant::now() < deadline,
             "questions left unanswered: {a} {b}"
         );
+        // A poll interval: the servers' tallies are read by calling their tool again.
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(
@@ -480,8 +482,6 @@ async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_respon
         ),
         "{b}"
     );
-    // Let any late prompt arrive before counting.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     stop.notify_one();
     let shown = prompter.await.unwrap();
     assert_eq!(
@@ -518,7 +518,15 @@ async fn a_server_flooding_questions_is_rate_limited_and_the_editor_stays_respon
     {
         assert_eq!(row["state"], "running", "{row}");
     }
+    // No late prompt either: once the sidecar has closed the connection, everything it sent is
+    // in, and it sent no question beyond the ones answered above.
     editor.shutdown_and_exit().await;
+    editor.wait_closed().await;
+    assert_eq!(
+        editor.requests_seen("mcp-sidecar/inputBox"),
+        2 * LIMIT as usize,
+        "a question was shown after the flood was answered"
+    );
 }
 
 /// An `envFile` that is not a regular file (a FIFO that nobody writes, a device) or that is huge:

@@ -1,7 +1,7 @@
 //! Elicitation end to end in-process: a scripted editor answers the sidecar's prompts for real
 //! servers' questions, and the tests assert what the server received.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -342,7 +342,8 @@ async fn human_time_does_not_count_but_abandoned_prompts_end() {
         |editor: std::sync::Arc<TestEditor>| spawn_call(&editor, "demo", "book_trip", json!({}));
     let pending = call(editor.clone());
     let first = editor.next_prompt().await;
-    tokio::time::sleep(Duration::from_millis(1200)).await; // longer than the server's timeout
+    // The behaviour under test: the answer comes later than the server's timeout.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
     editor.respond(&first, Value::Null).await;
     assert_eq!(
         structured(&pending.await.unwrap()),

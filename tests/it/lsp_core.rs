@@ -1,7 +1,7 @@
 //! In-process LSP tests over `tokio::io::duplex`: the editor contract, roots in both eras, and
 //! the never-wedge regression.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -143,6 +143,7 @@ async fn roots_follow_workspace_folders_in_both_eras() {
             Instant::now() < deadline,
             "legacy server never got roots/list_changed"
         );
+        // A poll interval: the server's count is read by calling its tool again.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // A 2026-07-28 server asking through input_required gets the same set.
@@ -340,7 +341,7 @@ async fn configuration_changes_restart_only_changed_servers() {
             .unwrap()
             .contains("server \"c\"")
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    editor.settled().await;
     let about_a: Vec<_> = editor
         .notifications()
         .into_iter()
@@ -349,17 +350,21 @@ async fn configuration_changes_restart_only_changed_servers() {
         .collect();
     assert!(about_a.is_empty(), "a was restarted: {about_a:?}");
     // Removing a server stops it.
-    let mark = editor.mark();
     editor
         .notify(
             "workspace/didChangeConfiguration",
             json!({"settings": {"servers": {"a": demo_server("both", None)}}}),
         )
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    editor.settled().await;
     let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
-    assert_eq!(listed.as_array().unwrap().len(), 1);
-    let _ = mark;
+    let names: Vec<_> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("a")], "{listed}");
     editor.shutdown_and_exit().await;
 }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-const DOC: &str = include_str!("../docs/lsp-extensions.md");
+const DOC: &str = include_str!("../../docs/lsp-extensions.md");
 
 /// The text of the `### \`name\`` section.
 fn section(name: &str) -> &'static str {

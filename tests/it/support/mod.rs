@@ -3,6 +3,11 @@
 //! sidecar's requests.
 #![allow(dead_code)]
 
+pub mod http;
+mod peers;
+
+pub use peers::*;
+
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -21,9 +26,17 @@ type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 struct Shared {
     pending: HashMap<i64, oneshot::Sender<Value>>,
     requests: VecDeque<Value>,
+    /// The method of every request the sidecar sent, answered or not, in order.
+    request_methods: Vec<String>,
     notifications: Vec<Value>,
+    /// The settings last sent (`initialize` or `workspace/didChangeConfiguration`), as the test
+    /// wrote them.
+    settings: Value,
     closed: bool,
 }
+
+/// The name prefix of [`TestEditor::settled`]'s probe servers.
+pub const SETTLED_PROBE: &str = "settled-probe-";
 
 pub struct TestEditor {
     writer: tokio::sync::Mutex<Writer>,
@@ -59,6 +72,8 @@ impl TestEditor {
                         let _ = tx.send(message);
                     }
                 } else if message.get("id").is_some() {
+                    let method = message["method"].as_str().unwrap_or_default().to_owned();
+                    s.request_methods.push(method);
                     s.requests.push_back(message);
                 } else {
                     s.notifications.push(message);
@@ -122,11 +137,98 @@ impl TestEditor {
     }
 
     pub async fn notify(&self, method: &str, mut params: Value) {
-        if method == "workspace/didChangeConfiguration" && self.user_scopes.load(Ordering::SeqCst) {
-            params["settings"] = with_user_scopes(params["settings"].take());
+        if method == "workspace/didChangeConfiguration" {
+            self.shared.lock().unwrap().settings = params["settings"].clone();
+            if self.user_scopes.load(Ordering::SeqCst) {
+                params["settings"] = with_user_scopes(params["settings"].take());
+            }
         }
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await;
+    }
+
+    /// A barrier instead of a sleep: returns once the sidecar's configuration task has finished
+    /// every pass asked for so far, and a pass after them (which read every config file again).
+    /// The task runs one pass at a time, so: the settings last sent plus a disabled probe server
+    /// go out as `workspace/didChangeConfiguration`, and the probe's `serverStatus` (published
+    /// while that pass applies its result) means every earlier pass is done. Then the settings go
+    /// out again without the probe, and this returns once `listServers` no longer shows it.
+    /// Editor-defined servers need `serverScopes` here: the probe is a "user" server.
+    pub async fn settled(&self) {
+        assert!(
+            self.user_scopes.load(Ordering::SeqCst),
+            "settled() needs an editor that reports serverScopes"
+        );
+        let probe = format!(
+            "{SETTLED_PROBE}{}",
+            self.next_id.fetch_add(1, Ordering::SeqCst)
+        );
+        let settings = self.shared.lock().unwrap().settings.clone();
+        let mut with_probe = settings.clone();
+        let target = if with_probe.get("mcpSidecar").is_some_and(Value::is_object) {
+            &mut with_probe["mcpSidecar"]
+        } else {
+            &mut with_probe
+        };
+        if !target.is_object() {
+            *target = json!({});
+        }
+        let definition = json!({"command": "mcp-sidecar-settled-probe", "disabled": true});
+        match target.get_mut("servers").and_then(Value::as_object_mut) {
+            Some(servers) => {
+                servers.insert(probe.clone(), definition);
+            }
+            None => target["servers"] = json!({ probe.clone(): definition }),
+        }
+        if let Some(scopes) = target
+            .get_mut("serverScopes")
+            .and_then(Value::as_object_mut)
+        {
+            scopes.insert(probe.clone(), json!("user"));
+        }
+        let mark = self.mark();
+        self.send_settings(with_probe).await;
+        self.wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus" && n["params"]["name"] == probe
+        })
+        .await;
+        self.send_settings(settings).await;
+        eventually("the settled() probe to be removed", || async {
+            let listed = self.command("mcp-sidecar.listServers", json!({})).await;
+            !listed
+                .as_array()
+                .is_some_and(|l| l.iter().any(|s| s["name"] == probe))
+        })
+        .await;
+    }
+
+    async fn send_settings(&self, settings: Value) {
+        let settings = with_user_scopes(settings);
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "workspace/didChangeConfiguration",
+                         "params": {"settings": settings}}),
+        )
+        .await;
+    }
+
+    /// How many prompts (`mcp-sidecar/*` requests) the sidecar has sent so far, answered or not.
+    pub fn prompts_seen(&self) -> usize {
+        self.requests_seen("mcp-sidecar/")
+    }
+
+    /// How many requests whose method starts with `prefix` the sidecar has sent so far.
+    pub fn requests_seen(&self, prefix: &str) -> usize {
+        let s = self.shared.lock().unwrap();
+        s.request_methods
+            .iter()
+            .filter(|m| m.starts_with(prefix))
+            .count()
+    }
+
+    /// Waits until the sidecar closed the connection (after `exit`): nothing more can arrive.
+    pub async fn wait_closed(&self) {
+        let closed = self.wait(|s| s.closed.then_some(())).await.is_some();
+        assert!(closed, "the sidecar did not close the connection");
     }
 
     pub async fn respond(&self, request: &Value, result: Value) {
@@ -265,6 +367,7 @@ impl TestEditor {
         }
         let reports = experimental["mcpSidecar"]["serverScopes"] == true;
         self.user_scopes.store(reports, Ordering::SeqCst);
+        self.shared.lock().unwrap().settings = settings.clone();
         let settings = if reports {
             with_user_scopes(settings)
         } else {
@@ -351,6 +454,15 @@ pub fn sidecar_command() -> tokio::process::Command {
     command
 }
 
+/// Waits (10 s at most) for the sidecar binary to exit after `exit`; it must exit cleanly.
+pub async fn wait_exit(child: &mut tokio::process::Child) {
+    let exited = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    assert!(
+        matches!(&exited, Ok(Ok(status)) if status.success()),
+        "the sidecar did not exit cleanly after `exit`: {exited:?}"
+    );
+}
+
 /// Starts the sidecar and connects a scripted editor to its stdio.
 pub fn spawn_editor(
     command: &mut tokio::process::Command,
@@ -379,12 +491,20 @@ pub fn in_process() -> Arc<TestEditor> {
     TestEditor::new(er, ew)
 }
 
-/// Points XDG_CONFIG_HOME at an empty folder so a developer's own config never leaks in.
+/// Points XDG_CONFIG_HOME and XDG_STATE_HOME at empty folders so a developer's own config,
+/// trust decisions and sampling log never leak in (nor out). Every in-process test of the one
+/// test binary shares them.
 pub fn isolate_user_config() {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-    // SAFETY: set once, before any server is spawned, to the same value in every test.
-    unsafe { std::env::set_var("XDG_CONFIG_HOME", dir.path()) };
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: set once (the first in-process test), to the same values for every test.
+        unsafe {
+            std::env::set_var("XDG_CONFIG_HOME", dir.path().join("config"));
+            std::env::set_var("XDG_STATE_HOME", dir.path().join("state"));
+        }
+        dir
+    });
 }
 
 /// The `structuredContent` of a `callTool` result.
@@ -474,8 +594,31 @@ where
     let deadline = Instant::now() + WAIT;
     while !check().await {
         assert!(Instant::now() < deadline, "{what} never happened");
+        // A poll interval, for states that are read (a command, a file), not announced.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The `workspace/executeCommand` params of a `callTool` with a `workDoneToken`.
+fn call_with_token(server: &str, tool: &str, arguments: Value, token: &str) -> Value {
+    json!({
+        "command": "mcp-sidecar.callTool",
+        "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
+        "workDoneToken": token,
+    })
+}
+
+/// `callTool` with a `workDoneToken` in its own task; the task ends with the whole response.
+pub fn spawn_call_with_token(
+    editor: &Arc<TestEditor>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    token: &str,
+) -> tokio::task::JoinHandle<Value> {
+    let editor = editor.clone();
+    let params = call_with_token(server, tool, arguments, token);
+    tokio::spawn(async move { editor.request("workspace/executeCommand", params).await })
 }
 
 /// Runs `callTool` with a `workDoneToken`; returns the response message and the `$/progress`
@@ -491,11 +634,7 @@ pub async fn call_with_progress(
     let response = editor
         .request(
             "workspace/executeCommand",
-            json!({
-                "command": "mcp-sidecar.callTool",
-                "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
-                "workDoneToken": token,
-            }),
+            call_with_token(server, tool, arguments, token),
         )
         .await;
     let mine = |n: &Value| n["method"] == "$/progress" && n["params"]["token"] == token;
@@ -523,171 +662,6 @@ pub async fn wait_log(editor: &TestEditor, mark: usize, needle: &str) -> Value {
         })
         .await["params"]
         .clone()
-}
-
-/// server-everything (started with folder `a`, running since `mark`): the roots it logs and lists
-/// follow an added folder `b`, its log messages arrive as `window/logMessage`, and its
-/// long-running tool's progress becomes work-done progress. Used over stdio (tests/interop.rs)
-/// and Streamable HTTP (tests/http.rs).
-pub async fn everything_roots_update_progress_and_logging(
-    editor: &TestEditor,
-    mark: usize,
-    (a, b): (&std::path::Path, &std::path::Path),
-) {
-    // It asks for the roots once it is initialized, and logs what it got.
-    let shown = wait_log(
-        editor,
-        mark,
-        "[everything] everything-server: Roots updated: 1 root(s) received from client",
-    )
-    .await;
-    assert_eq!(shown["type"], 3, "info → Info: {shown}");
-    eventually("get-roots-list in the tool list", || async {
-        let tools = editor
-            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
-            .await;
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "get-roots-list")
-    })
-    .await;
-    let roots = text_of(&call(editor, "everything", "get-roots-list", json!({})).await);
-    assert!(roots.contains(&file_uri(a)), "{roots}");
-    // Adding a folder: roots/list_changed, the server asks again and logs the new count.
-    let changed = editor.mark();
-    editor
-        .notify(
-            "workspace/didChangeWorkspaceFolders",
-            json!({"event": {"added": [{"uri": file_uri(b), "name": "beta"}], "removed": []}}),
-        )
-        .await;
-    wait_log(
-        editor,
-        changed,
-        "[everything] everything-server: Roots updated: 2 root(s) received from client",
-    )
-    .await;
-    let roots = text_of(&call(editor, "everything", "get-roots-list", json!({})).await);
-    assert!(
-        roots.contains(&file_uri(a)) && roots.contains(&file_uri(b)) && roots.contains("beta"),
-        "{roots}"
-    );
-    // Progress: one notification per step (no message from this server; the percentage is the
-    // report's text).
-    let (response, progress) = call_with_progress(
-        editor,
-        "everything",
-        "trigger-long-running-operation",
-        json!({"duration": 1.2, "steps": 3}),
-        "everything-progress",
-    )
-    .await;
-    assert!(
-        text_of(&response["result"]).contains("Long running operation completed"),
-        "{response}"
-    );
-    let reports: Vec<&str> = progress
-        .iter()
-        .filter(|p| p["kind"] == "report")
-        .filter_map(|p| p["message"].as_str())
-        .collect();
-    assert_eq!(progress[0]["kind"], "begin", "{progress:?}");
-    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
-    // The last step's notification comes right before the result: it must not be lost.
-    assert_eq!(reports, ["33%", "67%", "100%"], "{progress:?}");
-}
-
-/// `log_levels`'s messages as the sidecar forwards them: `window/logMessage` with the MCP level
-/// mapped to the LSP type (debug → Log 4, info → Info 3, warning → Warning 2, error → Error 1).
-pub async fn expect_fixture_logs(editor: &TestEditor, mark: usize, server: &str) {
-    for (level, lsp_type) in [("debug", 4), ("info", 3), ("warning", 2), ("error", 1)] {
-        let text = format!("[{server}] fixture: {level} message from log_levels");
-        let shown = wait_log(editor, mark, &text).await;
-        assert_eq!(shown["message"], text, "{shown}");
-        assert_eq!(shown["type"], lsp_type, "{shown}");
-    }
-}
-
-/// Calls the Python fixture's `log_levels` on `server` and expects each of its messages in the
-/// editor's log.
-pub async fn expect_log_levels(editor: &TestEditor, server: &str) {
-    let logs = editor.mark();
-    let result = call(editor, server, "log_levels", json!({})).await;
-    assert_eq!(
-        structured(&result)["logged"],
-        json!(["debug", "info", "warning", "error"])
-    );
-    expect_fixture_logs(editor, logs, server).await;
-}
-
-/// server-everything's URL elicitation error path (-32042) as the editor sees it: consent for
-/// the prerequisite URL (accepted), the browser opened, then "Retry now" (chosen).
-pub async fn consent_to_url_and_retry_now(editor: &TestEditor) {
-    let consent = editor.next_prompt().await;
-    assert!(
-        consent["params"]["items"][0]["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("https://modelcontextprotocol.io"),
-        "{consent}"
-    );
-    editor.respond(&consent, json!({"selected": [0]})).await;
-    let open = editor.next_request("window/showDocument").await;
-    editor.respond(&open, json!({"success": true})).await;
-    let retry = editor.next_prompt().await;
-    assert_eq!(retry["params"]["items"][0]["label"], "Retry now", "{retry}");
-    editor.respond(&retry, json!({"selected": [0]})).await;
-}
-
-/// `progress_steps {steps: 3}` with a work-done token: begin, one report per MCP progress
-/// notification (the message and the percentage in its text), end.
-pub async fn expect_fixture_progress(editor: &TestEditor, server: &str, token: &str) {
-    let (response, progress) = call_with_progress(
-        editor,
-        server,
-        "progress_steps",
-        json!({"steps": 3, "pause": 0.1}),
-        token,
-    )
-    .await;
-    assert_eq!(
-        structured(&response["result"]),
-        json!({"steps": 3}),
-        "{response}"
-    );
-    assert_eq!(progress.first().unwrap()["kind"], "begin", "{progress:?}");
-    assert_eq!(
-        progress[0]["title"],
-        format!("{server}: progress_steps"),
-        "{progress:?}"
-    );
-    let reports: Vec<&str> = progress
-        .iter()
-        .filter(|p| p["kind"] == "report")
-        .filter_map(|p| p["message"].as_str())
-        .collect();
-    assert_eq!(
-        reports,
-        [
-            "step 1 of 3 (33%)",
-            "step 2 of 3 (67%)",
-            "step 3 of 3 (100%)"
-        ],
-        "{progress:?}"
-    );
-    let percentages: Vec<_> = progress
-        .iter()
-        .filter(|p| p["kind"] == "report")
-        .map(|p| p["percentage"].clone())
-        .collect();
-    assert_eq!(
-        percentages,
-        [json!(33), json!(67), json!(100)],
-        "{progress:?}"
-    );
-    assert_eq!(progress.last().unwrap()["kind"], "end", "{progress:?}");
 }
 
 fn call_arg(server: &str, tool: &str, arguments: Value) -> Value {

@@ -4,17 +4,17 @@
 //! in its `streamableHttp` mode (a legacy 2025-11-25 session: SSE, `Mcp-Session-Id`, replies to
 //! its requests POSTed back) and the Python SDK fixtures served over HTTP in both eras.
 
-mod support;
+use crate::support;
 
-use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::*;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::io::AsyncBufReadExt;
+
+use crate::support::http::{HttpServer, answer, closed_port};
 
 async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {
     editor
@@ -25,12 +25,6 @@ async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {
         .iter()
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect()
-}
-
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 /// Starts `editor` with these servers and returns the first `failed` status of each, in order.
@@ -92,65 +86,20 @@ enum Fake {
     OldSse,
 }
 
-/// Reads one HTTP/1.1 request: its head (request line and headers) and body. A client that
-/// does not speak HTTP (a TLS handshake) gets a plain-text 400 at once.
-async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buf.extend_from_slice(&chunk[..n]);
-        if !buf[0].is_ascii_uppercase() {
-            let _ = socket
-                .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                .await;
-            return None;
-        }
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let length = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse::<usize>().ok())?
-        })
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        let n = socket.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Some((head, buf[head_end..].to_vec()))
-}
-
-/// A tiny HTTP/1.1 server on a free port: one response per connection, then close.
+/// A fake server on a free port: one fixed response per connection, then close.
 async fn fake_server(fake: Fake) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let Some((head, _)) = read_request(&mut socket).await else {
-                    return;
-                };
-                let response = match fake {
-                    Fake::Always(response) => response.to_owned(),
-                    Fake::OldSse if head.starts_with("GET") => {
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\r\ndata: /messages?sessionId=1\r\n\r\n".to_owned()
-                    }
-                    Fake::OldSse => {
-                        "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_owned()
-                    }
-                };
-                let _ = socket.write_all(response.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    port
+    let server = HttpServer::start(move |request, conn| async move {
+        let response = match fake {
+            Fake::Always(response) => response,
+            Fake::OldSse if request.method() == "GET" => {
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\r\ndata: /messages?sessionId=1\r\n\r\n"
+            }
+            Fake::OldSse => "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n",
+        };
+        answer(conn, response).await;
+    })
+    .await;
+    server.port
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,263 +216,34 @@ async fn http_failures_are_person_readable() {
     );
 }
 
-/// A form outside the spec's subset (a nested object): rmcp's types refuse it, so only the raw
-/// handling the sidecar applies to every HTTP message lets it answer properly.
-fn nested_question() -> Value {
-    json!({"mode": "form", "message": "Where do you live?", "requestedSchema": {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string"},
-            "address": {"type": "object", "properties": {"street": {"type": "string"}}},
-        },
-    }})
+/// `fixtures/bad/odd_forms.py --http MODE` (stdlib Python): an MCP server over Streamable HTTP
+/// with odd habits (see the fixture's doc). Returns the child and the port it listens on.
+async fn odd_forms_over_http(mode: &str) -> (Peer, u16) {
+    let mut child = tokio::process::Command::new("python3")
+        .arg(fixture("bad/odd_forms.py"))
+        .args(["--http", mode])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs the odd-forms fixture");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(WAIT, lines.next_line())
+        .await
+        .expect("odd_forms.py --http never said where it listens")
+        .unwrap()
+        .expect("odd_forms.py --http exited before listening");
+    let port = line
+        .strip_prefix("listening on ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("odd_forms.py --http said {line:?}"));
+    (Peer(child), port)
 }
 
-fn http_json(status: &str, body: &Value, extra: &str) -> String {
-    let body = body.to_string();
-    format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}",
-        body.len()
-    )
-}
-
-fn sse_event(message: &Value) -> String {
-    format!("data: {message}\n\n")
-}
-
-/// How the fake MCP server answers its one tool, `nested`.
-#[derive(Clone, Copy, PartialEq)]
-enum Era {
-    /// `initialize` + `Mcp-Session-Id`; the call's SSE stream carries an `elicitation/create`
-    /// request, whose answer the client POSTs; the result returns what the answer was.
-    Legacy,
-    /// 2026-07-28: the call is answered with `input_required` (as an SSE event, or as plain
-    /// JSON), the retry's `inputResponses` are returned.
-    Modern { sse: bool },
-}
-
-/// A minimal MCP server over Streamable HTTP (one request per connection), enough for one
-/// tool that asks an out-of-subset form. The result's structuredContent is
-/// `{"response": <what the client answered>}`.
-async fn odd_forms_server(era: Era) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    // The client's answers to our requests, by request id.
-    type Waiting = HashMap<String, tokio::sync::oneshot::Sender<Value>>;
-    let answers: Arc<Mutex<Waiting>> = Arc::default();
-    // The session's GET stream, once open (legacy).
-    let get_stream: Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>> = Arc::default();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let answers = answers.clone();
-            let get_stream = get_stream.clone();
-            tokio::spawn(async move {
-                let ask = |id: &str| {
-                    let (tx, rx) = tokio::sync::oneshot::channel();
-                    answers.lock().unwrap().insert(id.to_owned(), tx);
-                    rx
-                };
-                let Some((head, body)) = read_request(&mut socket).await else {
-                    return;
-                };
-                let response = if !head.to_ascii_lowercase().contains("\r\nx-team: odd\r\n") {
-                    // The definition's headers come with every request, GET and DELETE too.
-                    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nmissing X-Team".to_owned()
-                } else if head.starts_with("GET") && era == Era::Legacy {
-                    // The session's stream opens a little late, as over a slow network.
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-                    let open = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
-                    if socket.write_all(open.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    *get_stream.lock().unwrap() = Some(tx);
-                    while let Some(event) = rx.recv().await {
-                        if socket.write_all(event.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    }
-                    return;
-                } else if !head.starts_with("POST") {
-                    "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_owned()
-                } else {
-                    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
-                    let id = message["id"].clone();
-                    let reply =
-                        |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
-                    let modern_meta = |mut result: Value| {
-                        if era != Era::Legacy {
-                            result["resultType"] = json!("complete");
-                        }
-                        result
-                    };
-                    match message["method"].as_str() {
-                        None => {
-                            // The client's answer to one of our requests.
-                            let waiting = message["id"]
-                                .as_str()
-                                .and_then(|id| answers.lock().unwrap().remove(id));
-                            if let Some(tx) = waiting {
-                                let _ = tx.send(message.clone());
-                            }
-                            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned()
-                        }
-                        Some(_) if id.is_null() => {
-                            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned()
-                        }
-                        Some("server/discover") if era == Era::Legacy => http_json(
-                            "200 OK",
-                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}),
-                            "",
-                        ),
-                        Some("server/discover") => http_json(
-                            "200 OK",
-                            &reply(json!({
-                                "resultType": "complete",
-                                "cacheScope": "private",
-                                "ttlMs": 0,
-                                "supportedVersions": ["2026-07-28"],
-                                "capabilities": {"tools": {}},
-                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "odd", "version": "1"}},
-                            })),
-                            "",
-                        ),
-                        Some("initialize") => http_json(
-                            "200 OK",
-                            &reply(json!({
-                                "protocolVersion": "2025-11-25",
-                                "capabilities": {"tools": {}},
-                                "serverInfo": {"name": "odd", "version": "1"},
-                            })),
-                            "Mcp-Session-Id: odd-session\r\n",
-                        ),
-                        Some("tools/list") => http_json(
-                            "200 OK",
-                            &reply(modern_meta(json!({"tools": [
-                                {"name": "nested", "inputSchema": {"type": "object", "properties": {}}},
-                                {"name": "vanish", "inputSchema": {"type": "object", "properties": {}}},
-                                {"name": "huge", "inputSchema": {"type": "object", "properties": {}}},
-                                {"name": "fail", "inputSchema": {"type": "object", "properties": {}}},
-                                {"name": "roots", "inputSchema": {"type": "object", "properties": {}}},
-                            ]}))),
-                            "",
-                        ),
-                        // The server goes away in the middle of this call.
-                        Some("tools/call") if message["params"]["name"] == "vanish" => return,
-                        // Like the Python SDK's `session.list_roots()`: a request sent on the
-                        // session's GET stream, dropped if that is not open yet.
-                        Some("tools/call") if message["params"]["name"] == "roots" => {
-                            let stream = get_stream.lock().unwrap().clone();
-                            let response = match stream {
-                                Some(stream) => {
-                                    let rx = ask("roots-1");
-                                    let list = json!({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"});
-                                    let _ = stream.send(sse_event(&list));
-                                    tokio::time::timeout(Duration::from_secs(5), rx)
-                                        .await
-                                        .ok()
-                                        .and_then(Result::ok)
-                                        .unwrap_or_else(|| json!("no answer within 5 s"))
-                                }
-                                None => json!("roots/list dropped: the GET stream is not open"),
-                            };
-                            http_json(
-                                "200 OK",
-                                &reply(json!({
-                                    "content": [{"type": "text", "text": response.to_string()}],
-                                    "structuredContent": {"response": response},
-                                })),
-                                "",
-                            )
-                        }
-                        // One failed exchange: the connection stays.
-                        Some("tools/call") if message["params"]["name"] == "fail" => {
-                            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nboom".to_owned()
-                        }
-                        // An answer over maxMessageBytes, as JSON or as an SSE event.
-                        Some("tools/call") if message["params"]["name"] == "huge" => {
-                            let out = reply(modern_meta(
-                                json!({"content": [{"type": "text", "text": "x".repeat(200_000)}]}),
-                            ));
-                            if era == (Era::Modern { sse: false }) {
-                                http_json("200 OK", &out, "")
-                            } else {
-                                format!(
-                                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
-                                    sse_event(&out)
-                                )
-                            }
-                        }
-                        Some("tools/call") => {
-                            let done = |response: Value| {
-                                reply(modern_meta(json!({
-                                    "content": [{"type": "text", "text": response.to_string()}],
-                                    "structuredContent": {"response": response},
-                                })))
-                            };
-                            match era {
-                                Era::Legacy => {
-                                    let rx = ask("odd-1");
-                                    let ask = json!({"jsonrpc": "2.0", "id": "odd-1", "method": "elicitation/create", "params": nested_question()});
-                                    let start = format!(
-                                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
-                                        sse_event(&ask)
-                                    );
-                                    let _ = socket.write_all(start.as_bytes()).await;
-                                    let _ = socket.flush().await;
-                                    let answered =
-                                        tokio::time::timeout(Duration::from_secs(10), rx)
-                                            .await
-                                            .ok()
-                                            .and_then(Result::ok)
-                                            .map(|m| {
-                                                let mut m =
-                                                    m.as_object().cloned().unwrap_or_default();
-                                                m.retain(|k, _| k == "result" || k == "error");
-                                                Value::Object(m)
-                                            })
-                                            .unwrap_or_else(|| json!("no answer within 10 s"));
-                                    sse_event(&done(answered))
-                                }
-                                Era::Modern { sse } => {
-                                    let params = &message["params"];
-                                    let out = match params.get("inputResponses") {
-                                        Some(responses) => done(responses["q"].clone()),
-                                        None => reply(json!({
-                                            "resultType": "input_required",
-                                            "inputRequests": {"q": {"method": "elicitation/create", "params": nested_question()}},
-                                            "requestState": "state-1",
-                                        })),
-                                    };
-                                    if sse {
-                                        format!(
-                                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}",
-                                            sse_event(&out)
-                                        )
-                                    } else {
-                                        http_json("200 OK", &out, "")
-                                    }
-                                }
-                            }
-                        }
-                        Some(_) => http_json(
-                            "200 OK",
-                            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}),
-                            "",
-                        ),
-                    }
-                };
-                let _ = socket.write_all(response.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    port
-}
-
-/// Against the fake server in both eras (legacy over SSE; 2026-07-28 with SSE and with plain
-/// JSON answers):
-/// - an out-of-subset form is refused as over stdio (`tests/elicitation.rs`): the person is
+/// Against the odd-forms fixture over HTTP in both eras (legacy over SSE; 2026-07-28 with SSE
+/// and with plain JSON answers):
+/// - an out-of-subset form (a nested object: rmcp's types refuse it, so only the raw handling
+///   the sidecar applies to every HTTP message lets it answer properly) is refused as over stdio
+///   (`tests/it/elicitation.rs`): the person is
 ///   told, and the server gets -32602 naming the property (legacy, POSTed back) or a decline
 ///   (2026-07-28, in the retry). Nothing hangs;
 /// - the definition's headers come with every request;
@@ -535,12 +255,14 @@ async fn odd_forms_server(era: Era) -> u16 {
 async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
     let mut servers = serde_json::Map::new();
     let eras = [
-        ("legacy", Era::Legacy),
-        ("modernSse", Era::Modern { sse: true }),
-        ("modernJson", Era::Modern { sse: false }),
+        ("legacy", "legacy"),
+        ("modernSse", "modern-sse"),
+        ("modernJson", "modern-json"),
     ];
-    for (name, era) in eras {
-        let port = odd_forms_server(era).await;
+    let mut peers = Vec::new();
+    for (name, mode) in eras {
+        let (peer, port) = odd_forms_over_http(mode).await;
+        peers.push(peer);
         servers.insert(
             name.into(),
             json!({"url": format!("http://127.0.0.1:{port}/mcp"), "timeout": 15, "headers": {"X-Team": "odd"}}),
@@ -557,7 +279,7 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
         .await;
     for (name, era) in eras {
         let status = editor.wait_status(mark, name, "running").await;
-        let expected = if era == Era::Legacy {
+        let expected = if era == "legacy" {
             "2025-11-25"
         } else {
             "2026-07-28"
@@ -575,7 +297,7 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
         let told = editor.mark();
         let result = call(&editor, name, "nested", json!({})).await;
         let response = structured(&result)["response"].clone();
-        if era == Era::Legacy {
+        if era == "legacy" {
             assert_eq!(response["error"]["code"], -32602, "{name}: {result}");
             assert!(
                 response["error"]["message"]
@@ -693,6 +415,7 @@ async fn wait_listening(port: u16, child: &mut tokio::process::Child) {
             panic!("the peer server exited before listening on {port}: {status}");
         }
         assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        // A poll interval: the peer says nothing when it starts listening.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -884,14 +607,22 @@ async fn server_everything_over_streamable_http() {
     );
 
     // The server goes away mid-call: the call fails at once as serverGone, the status says why,
-    // and the supervisor tries again.
-    let pending = spawn_call_response(
+    // and the supervisor tries again. The call is under way once the server reports progress.
+    let mark = editor.mark();
+    let pending = spawn_call_with_token(
         &editor,
         "everything",
         "trigger-long-running-operation",
         json!({"duration": 30, "steps": 30}),
+        "mid-call",
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "$/progress"
+                && n["params"]["token"] == "mid-call"
+                && n["params"]["value"]["kind"] == "report"
+        })
+        .await;
     let gone = editor.mark();
     server.0.start_kill().unwrap();
     let _ = server.0.wait().await;

@@ -1,0 +1,21 @@
+//! The integration tests, one binary (the crate links once): each module is one suite, named
+//! by its file (`cargo test --test it -- interop::` runs the interop suite). `support` is the
+//! scripted editor and the other helpers every suite shares.
+
+mod support;
+
+mod blackbox;
+mod contract_docs;
+mod elicitation;
+mod faults;
+mod floods;
+mod hostile;
+mod http;
+mod interop;
+mod load;
+mod lsp_core;
+mod openai_provider;
+mod panics;
+mod properties;
+mod sampling;
+mod workspace_config;
