@@ -25,7 +25,13 @@ export function activate(context: vscode.ExtensionContext): void {
   const prompts = new PromptService(attention);
   const drafts = new DraftService();
   const results = new ResultDocuments();
-  const client = new Sidecar({ prompts, drafts, states, onState: (s) => statusBar.render(s) });
+  const client = new Sidecar({
+    extensionPath: context.extensionPath,
+    prompts,
+    drafts,
+    states,
+    onState: (s) => statusBar.render(s),
+  });
   sidecar = client;
 
   const command = (id: string, run: (...args: unknown[]) => unknown) =>
