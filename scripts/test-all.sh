@@ -76,7 +76,9 @@ nvim() {
 }
 
 vscode() {
-  # Real VS Code (code-server) with the packaged VSIX, driven by headless Chromium.
+  # Real VS Code (code-server) with the packaged VSIX, driven by headless Chromium. The VSIX for
+  # the test run carries this debug binary (run.sh packages MCP_SIDECAR_BIN; no binaryPath is
+  # set); `npm run package` on its own bundles the release build.
   cargo build --locked
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
 }

@@ -2,13 +2,15 @@
 // with --lm-provider, the test-only language-model extension (test/lm-provider/dist/extension.js).
 //   node esbuild.mjs [--production] [--watch] [--unit] [--lm-provider]
 import * as esbuild from 'esbuild';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 
 const args = new Set(process.argv.slice(2));
 const production = args.has('--production');
 
 if (args.has('--unit')) {
   // Unit tests bundle the pure modules only: importing 'vscode' there fails the build on purpose.
+  // A fresh out/unit: a stale bundle of a removed or renamed test would still run.
+  rmSync('out/unit', { recursive: true, force: true });
   const entryPoints = readdirSync('test/unit')
     .filter((f) => f.endsWith('.test.ts'))
     .map((f) => `test/unit/${f}`);

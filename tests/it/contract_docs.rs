@@ -1,8 +1,11 @@
 //! Keeps `docs/lsp-extensions.md` and `src/contract/mod.rs` in step: every method and command has a
 //! section, every name the page mentions exists, every field of every params type is documented in
-//! its section, and every example parses into the Rust type and serializes back unchanged.
+//! its section, and every example parses into the Rust type and serializes back unchanged. And
+//! keeps both editors in step with the contract: VS Code (`editors/vscode`) and Neovim
+//! (`editors/nvim`) each handle every method and offer every command, or list it as not offered,
+//! with the reason.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mcp_sidecar::contract::*;
 use schemars::JsonSchema;
@@ -136,4 +139,328 @@ fn examples_match_the_rust_types() {
     round_trips::<Vec<ToolSummary>>("listTools.result");
     round_trips::<CallToolArgs>("callTool.argument");
     round_trips::<RestartServerArgs>("restartServer.argument");
+}
+
+// The editors ------------------------------------------------------------------------------------
+//
+// Every method and command of the contract is handled by both editors, or listed as deliberately
+// not offered (with the reason) in one place per editor: `NOT_OFFERED` in
+// editors/vscode/src/contract.ts, `M.not_offered` in editors/nvim/lua/mcp_sidecar/lsp_config.lua.
+
+fn editor_file(path: &str) -> String {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+fn contract_names() -> BTreeSet<&'static str> {
+    METHODS.iter().chain(COMMANDS).copied().collect()
+}
+
+/// The first quoted string ('…' or "…") in `text`.
+fn quoted(text: &str) -> Option<&str> {
+    let start = text.find(['\'', '"'])?;
+    let quote = text[start..].chars().next()?;
+    let rest = &text[start + 1..];
+    Some(&rest[..rest.find(quote)?])
+}
+
+/// The lines of the `{ … }` block that starts on the line beginning with `opening`, up to the
+/// first line that is only `}` or `};` (none for `{}` on the opening line).
+fn block<'a>(source: &'a str, opening: &str) -> Vec<&'a str> {
+    let mut lines = source.lines().skip_while(|l| !l.starts_with(opening));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no block `{opening}`"));
+    if first.trim_end().ends_with("{}") || first.trim_end().ends_with("{};") {
+        return Vec::new();
+    }
+    lines
+        .take_while(|l| !matches!(l.trim(), "}" | "};"))
+        .collect()
+}
+
+/// `export const NAME = 'value';` in a TypeScript file.
+fn ts_constants(source: &str) -> BTreeMap<String, String> {
+    source
+        .lines()
+        .filter_map(|l| l.strip_prefix("export const "))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(" = ")?;
+            let value = rest.strip_prefix('\'')?.strip_suffix("';")?;
+            Some((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// `[NAME]: rest,` entries of a TypeScript record, NAME resolved to its value.
+fn ts_record(
+    source: &str,
+    name: &str,
+    constants: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    block(source, &format!("export const {name}"))
+        .into_iter()
+        .filter_map(|l| {
+            let (key, rest) = l.trim().strip_prefix('[')?.split_once("]: ")?;
+            let value = constants
+                .get(key)
+                .unwrap_or_else(|| panic!("{name}: {key} is not a constant of contract.ts"));
+            Some((value.clone(), rest.trim_end_matches(',').to_string()))
+        })
+        .collect()
+}
+
+/// Checks a "not offered" list: contract names only, each with a reason.
+fn not_offered(editor: &str, entries: Vec<(String, String)>) -> BTreeSet<String> {
+    let names = contract_names();
+    for (name, reason) in &entries {
+        assert!(
+            names.contains(name.as_str()),
+            "{editor}: {name} is listed as not offered, but the contract has no such name"
+        );
+        assert!(
+            quoted(reason).is_some_and(|r| r.trim().len() > 10),
+            "{editor}: {name} is listed as not offered without a reason"
+        );
+    }
+    entries.into_iter().map(|(name, _)| name).collect()
+}
+
+fn vscode_sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut dirs =
+        vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "ts") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn vscode_handles_every_method_and_offers_every_command() {
+    let contract_ts = editor_file("editors/vscode/src/contract.ts");
+    let constants = ts_constants(&contract_ts);
+    let by_value: BTreeMap<&str, &str> = constants
+        .iter()
+        .map(|(k, v)| (v.as_str(), k.as_str()))
+        .collect();
+    let declared: BTreeSet<&str> = by_value
+        .keys()
+        .copied()
+        .filter(|v| v.starts_with("mcp-sidecar/") || v.starts_with("mcp-sidecar."))
+        .collect();
+    assert_eq!(
+        declared,
+        contract_names(),
+        "editors/vscode/src/contract.ts declares other names than src/contract/mod.rs"
+    );
+    let skipped = not_offered(
+        "VS Code",
+        ts_record(&contract_ts, "NOT_OFFERED", &constants),
+    );
+
+    let sidecar_ts = editor_file("editors/vscode/src/sidecar.ts");
+    for method in METHODS {
+        let constant = by_value[method];
+        let handled = [
+            format!("onRequest(contract.{constant},"),
+            format!("onNotification(contract.{constant},"),
+        ]
+        .iter()
+        .any(|h| sidecar_ts.contains(h));
+        assert_eq!(
+            handled,
+            !skipped.contains(*method),
+            "VS Code: {method} must have a handler in src/sidecar.ts (client.onRequest / onNotification) \
+             or be listed in NOT_OFFERED, not both"
+        );
+    }
+
+    let manifest: Value =
+        serde_json::from_str(&editor_file("editors/vscode/package.json")).unwrap();
+    let contributed: BTreeSet<&str> = manifest["contributes"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    let hidden: BTreeSet<&str> = manifest["contributes"]["menus"]["commandPalette"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["when"] == "false")
+        .map(|m| m["command"].as_str().unwrap())
+        .collect();
+    let extension_ts = editor_file("editors/vscode/src/extension.ts");
+    let sources = vscode_sources();
+    let offered = ts_record(&contract_ts, "OFFERED_COMMANDS", &constants);
+    for (command, _) in &offered {
+        assert!(
+            COMMANDS.contains(&command.as_str()),
+            "VS Code: OFFERED_COMMANDS names {command}, which is not a command of the contract"
+        );
+    }
+    for command in COMMANDS {
+        let entry = offered.iter().find(|(c, _)| c == command);
+        assert_eq!(
+            entry.is_some(),
+            !skipped.contains(*command),
+            "VS Code: {command} must be in OFFERED_COMMANDS or in NOT_OFFERED, not both"
+        );
+        let Some((_, ids)) = entry else { continue };
+        let ids: Vec<&str> = ids
+            .trim_matches(['[', ']'])
+            .split(',')
+            .filter_map(quoted)
+            .collect();
+        assert!(
+            !ids.is_empty(),
+            "VS Code: {command} is offered by no command"
+        );
+        for id in ids {
+            assert!(
+                contributed.contains(id) && !hidden.contains(id),
+                "VS Code: {id} (offering {command}) is not in the Command Palette (package.json)"
+            );
+            assert!(
+                extension_ts.contains(&format!("command('{id}',")),
+                "VS Code: {id} (offering {command}) is not registered in src/extension.ts"
+            );
+        }
+        let constant = format!("contract.{}", by_value[command]);
+        assert!(
+            sources
+                .iter()
+                .any(|(path, text)| !path.ends_with("contract.ts") && text.contains(&constant)),
+            "VS Code: no module sends {command} ({constant})"
+        );
+    }
+}
+
+/// A Lua function defined at the top level: its name as called (`M.x` or `x`) and its lines.
+struct LuaFunction<'a> {
+    name: String,
+    body: Vec<&'a str>,
+}
+
+fn lua_functions(source: &str) -> Vec<LuaFunction<'_>> {
+    let mut out: Vec<LuaFunction> = Vec::new();
+    for line in source.lines() {
+        let name = line
+            .strip_prefix("function ")
+            .or_else(|| line.strip_prefix("local function "))
+            .and_then(|l| l.split_once('('))
+            .map(|(name, _)| name.to_string());
+        match (name, out.last_mut()) {
+            (Some(name), _) => out.push(LuaFunction {
+                name,
+                body: Vec::new(),
+            }),
+            // Top-level code between functions belongs to none.
+            (None, Some(f)) if f.body.last().is_none_or(|l| *l != "end") => f.body.push(line),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether `text` calls the Lua function `name` (not one whose name ends with it).
+fn calls(text: &str, name: &str) -> bool {
+    text.match_indices(&format!("{name}(")).any(|(i, _)| {
+        !text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    })
+}
+
+#[test]
+fn neovim_handles_every_method_and_offers_every_command() {
+    let lsp_config = editor_file("editors/nvim/lua/mcp_sidecar/lsp_config.lua");
+    let skipped = not_offered(
+        "Neovim",
+        block(&lsp_config, "M.not_offered = {")
+            .into_iter()
+            .filter_map(|l| {
+                let (key, reason) = l.trim().strip_prefix("['")?.split_once("'] = ")?;
+                Some((key.to_string(), reason.to_string()))
+            })
+            .collect(),
+    );
+
+    let handlers = editor_file("editors/nvim/lua/mcp_sidecar/handlers.lua");
+    for method in METHODS {
+        assert_eq!(
+            handlers.contains(&format!("\nM['{method}'] = function")),
+            !skipped.contains(*method),
+            "Neovim: {method} must have a handler in lua/mcp_sidecar/handlers.lua or be listed in \
+             M.not_offered (lsp_config.lua), not both"
+        );
+    }
+
+    let commands = editor_file("editors/nvim/lua/mcp_sidecar/commands.lua");
+    let keys: Vec<(String, String)> = block(&commands, "M.CMD = {")
+        .into_iter()
+        .filter_map(|l| {
+            let (key, value) = l.trim().split_once(" = ")?;
+            Some((key.to_string(), quoted(value)?.to_string()))
+        })
+        .collect();
+    let functions = lua_functions(&commands);
+    // Functions reachable from a :Mcp subcommand: called from M.subcommands, or from a
+    // reachable function.
+    let subcommands = block(&commands, "M.subcommands = {").join("\n");
+    let mut reachable: BTreeSet<&str> = functions
+        .iter()
+        .filter(|f| calls(&subcommands, &f.name))
+        .map(|f| f.name.as_str())
+        .collect();
+    loop {
+        let more: Vec<&str> = functions
+            .iter()
+            .filter(|f| !reachable.contains(f.name.as_str()))
+            .filter(|f| {
+                functions
+                    .iter()
+                    .filter(|g| reachable.contains(g.name.as_str()))
+                    .any(|g| calls(&g.body.join("\n"), &f.name))
+            })
+            .map(|f| f.name.as_str())
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        reachable.extend(more);
+    }
+    for command in COMMANDS {
+        let key = keys.iter().find(|(_, v)| v == command).map(|(k, _)| k);
+        assert_eq!(
+            key.is_some(),
+            !skipped.contains(*command),
+            "Neovim: {command} must be in M.CMD (commands.lua) or in M.not_offered, not both"
+        );
+        let Some(key) = key else { continue };
+        let used = format!("M.CMD.{key}");
+        assert!(
+            functions
+                .iter()
+                .filter(|f| reachable.contains(f.name.as_str()))
+                .any(|f| f.body.iter().any(|l| l.contains(&used))),
+            "Neovim: no :Mcp subcommand sends {command} ({used})"
+        );
+    }
+    for (_, value) in &keys {
+        assert!(
+            COMMANDS.contains(&value.as_str()),
+            "Neovim: M.CMD names {value}, which is not a command of the contract"
+        );
+    }
 }

@@ -12,7 +12,7 @@ vim.api.nvim_create_user_command('Mcp', function(opts)
   require('mcp_sidecar.commands').run(opts)
 end, {
   nargs = '*',
-  desc = 'MCP: servers, tools, call, restart, trust, log',
+  desc = 'MCP: servers, tools, call, restart, trust, untrust, sampling-log, log',
   complete = function(arglead, cmdline, cursorpos)
     return require('mcp_sidecar.commands').complete(arglead, cmdline, cursorpos)
   end,

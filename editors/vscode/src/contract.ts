@@ -1,5 +1,7 @@
 // The editor contract, version 1 (docs/lsp-extensions.md): method names, params and results,
 // spelled exactly as the sidecar declares them in src/contract/mod.rs. Types only, no behaviour.
+// tests/contract_docs.rs checks these names against the Rust contract, and that each method has a
+// handler (sidecar.ts) and each command is offered (OFFERED_COMMANDS) or listed in NOT_OFFERED.
 
 export const INPUT_BOX = 'mcp-sidecar/inputBox';
 export const QUICK_PICK = 'mcp-sidecar/quickPick';
@@ -13,6 +15,23 @@ export const CMD_LIST_SERVERS = 'mcp-sidecar.listServers';
 export const CMD_LIST_TOOLS = 'mcp-sidecar.listTools';
 export const CMD_CALL_TOOL = 'mcp-sidecar.callTool';
 export const CMD_RESTART_SERVER = 'mcp-sidecar.restartServer';
+export const CMD_OPEN_SAMPLING_LOG = 'mcp-sidecar.openSamplingLog';
+export const CMD_TRUST_SERVER = 'mcp-sidecar.trustServer';
+export const CMD_UNTRUST_SERVER = 'mcp-sidecar.untrustServer';
+
+/** The extension's commands (package.json) that send each sidecar command. */
+export const OFFERED_COMMANDS: Record<string, string[]> = {
+  [CMD_LIST_SERVERS]: ['mcpSidecar.showServers', 'mcpSidecar.callTool'],
+  [CMD_LIST_TOOLS]: ['mcpSidecar.callTool'],
+  [CMD_CALL_TOOL]: ['mcpSidecar.callTool'],
+  [CMD_RESTART_SERVER]: ['mcpSidecar.restartServer', 'mcpSidecar.showServers'],
+  [CMD_OPEN_SAMPLING_LOG]: ['mcpSidecar.openSamplingLog'],
+  [CMD_TRUST_SERVER]: ['mcpSidecar.trustServer'],
+  [CMD_UNTRUST_SERVER]: ['mcpSidecar.untrustServer'],
+};
+
+/** Contract methods and commands this extension deliberately leaves out, each with the reason. */
+export const NOT_OFFERED: Record<string, string> = {};
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
 export interface EditorCapabilities {
@@ -125,6 +144,18 @@ export interface JsonSchema {
   enum?: unknown[];
   items?: JsonSchema;
   [key: string]: unknown;
+}
+
+/** `mcp-sidecar.trustServer` / `mcp-sidecar.untrustServer` result. */
+export interface TrustServerResult {
+  server: string;
+  trusted: boolean;
+}
+
+/** `mcp-sidecar.openSamplingLog` result: the log's path, and whether the editor showed it. */
+export interface OpenSamplingLogResult {
+  path: string;
+  opened: boolean;
 }
 
 export interface CallToolArgs {

@@ -12,6 +12,7 @@ import { PromptService } from './prompts/promptService';
 import { showServersCommand } from './servers/serverList';
 import { ServerStates } from './servers/serverStates';
 import { StatusBar } from './servers/statusBar';
+import { openSamplingLogCommand, trustCommand } from './servers/trustCommands';
 import { Sidecar } from './sidecar';
 import { callToolCommand } from './tools/callTool';
 import { ResultDocuments } from './tools/resultDocuments';
@@ -25,7 +26,13 @@ export function activate(context: vscode.ExtensionContext): void {
   const prompts = new PromptService(attention);
   const drafts = new DraftService();
   const results = new ResultDocuments();
-  const client = new Sidecar({ prompts, drafts, states, onState: (s) => statusBar.render(s) });
+  const client = new Sidecar({
+    extensionPath: context.extensionPath,
+    prompts,
+    drafts,
+    states,
+    onState: (s) => statusBar.render(s),
+  });
   sidecar = client;
 
   const command = (id: string, run: (...args: unknown[]) => unknown) =>
@@ -53,6 +60,9 @@ export function activate(context: vscode.ExtensionContext): void {
       const r = await client.command<{ server: string } | null>(contract.CMD_RESTART_SERVER, {});
       if (r?.server) vscode.window.setStatusBarMessage(`$(debug-restart) Restarting ${r.server}`, 3000);
     }),
+    command('mcpSidecar.trustServer', (server) => trustCommand(client, true, typeof server === 'string' ? server : undefined)),
+    command('mcpSidecar.untrustServer', (server) => trustCommand(client, false, typeof server === 'string' ? server : undefined)),
+    command('mcpSidecar.openSamplingLog', () => openSamplingLogCommand(client)),
     command('mcpSidecar.showLog', () => logChannel().show(true)),
     command('mcpSidecar.restartSidecar', () => client.restart()),
     command('mcpSidecar.acceptDraft', (uri) => drafts.accept(uri instanceof vscode.Uri ? uri : undefined)),

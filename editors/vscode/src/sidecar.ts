@@ -36,6 +36,8 @@ const CRASH_WINDOW_MS = 3 * 60 * 1000;
 export type ProgressUpdate = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 
 export interface SidecarParts {
+  /** `context.extensionPath`: a platform-specific VSIX carries the sidecar in its `server/`. */
+  extensionPath: string;
   prompts: PromptService;
   drafts: DraftService;
   states: ServerStates;
@@ -189,7 +191,7 @@ export class Sidecar implements vscode.Disposable {
     this.setState('starting');
     this.launchSettings = launchSettings();
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
-    const found = await findSidecar(binaryPathSetting());
+    const found = await findSidecar(binaryPathSetting(), this.parts.extensionPath);
     if (!found.ok) {
       this.setState('failed');
       note(`cannot start: ${found.problem}. ${found.fix}`);
@@ -233,7 +235,7 @@ export class Sidecar implements vscode.Disposable {
       }
     });
     this.client = client;
-    note(`starting ${found.path} ${sidecarArgs(logLevelSetting()).join(' ')} (languageModel: ${languageModel})`);
+    note(`starting ${found.path} ${sidecarArgs(logLevelSetting()).join(' ')} (binary from ${found.from}, languageModel: ${languageModel})`);
     try {
       await client.start();
       this.setState('running');

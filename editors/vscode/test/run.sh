@@ -4,7 +4,7 @@
 # "N passed, N failed" (each unit test and e2e scenario counts once; typecheck, lint, the sidecar
 # build and packaging count as one check each).
 #   editors/vscode/test/run.sh
-#   MCP_SIDECAR_BIN=/path/to/mcp-sidecar editors/vscode/test/run.sh   (skip cargo build)
+#   MCP_SIDECAR_BIN=/path/to/mcp-sidecar editors/vscode/test/run.sh   (skip cargo build; the VSIX carries it)
 #   E2E_ONLY=list_roots editors/vscode/test/run.sh                    (one e2e scenario)
 set -uo pipefail
 
@@ -83,9 +83,16 @@ fi
 check typecheck npx --no-install tsc --noEmit -p .
 check eslint npx --no-install eslint --max-warnings 0 .
 counted unit npm run -s test:unit
+# The VSIX for this machine carries MCP_SIDECAR_BIN (npm run package takes it instead of the
+# release build): the e2e run installs it with no mcpSidecar.binaryPath, so the extension starts
+# the binary it carries, a debug build by default here (fine for the tests; releases bundle
+# target/release/mcp-sidecar).
+VSIX="$EXT/dist/mcp-sidecar-$(node scripts/target.mjs).vsix"
+export VSIX
+rm -f "$VSIX"
 check package npm run -s package
 check package-test-lm npm run -s package:test-lm
-if [ -f dist/mcp-sidecar.vsix ] && [ -x "$MCP_SIDECAR_BIN" ]; then
+if [ -f "$VSIX" ] && [ -x "$MCP_SIDECAR_BIN" ]; then
   counted e2e node test/e2e/run.mjs
 else
   failed=$((failed + 1))

@@ -14,6 +14,8 @@ M.CMD = {
   call_tool = 'mcp-sidecar.callTool',
   restart_server = 'mcp-sidecar.restartServer',
   trust_server = 'mcp-sidecar.trustServer',
+  untrust_server = 'mcp-sidecar.untrustServer',
+  open_sampling_log = 'mcp-sidecar.openSamplingLog',
 }
 
 local function notify(message, level)
@@ -372,47 +374,85 @@ function M.restart(server)
   end)
 end
 
--- :Mcp trust [server] --------------------------------------------------------------------------
+-- :Mcp trust [server], :Mcp untrust [server] ------------------------------------------------
 
-function M.trust(server)
+--- Servers from the person's own config (scope "user" in the settings) never need trust.
+local function user_scoped(row)
+  local scopes = config.sidecar_settings().serverScopes or {}
+  return row.source == 'editor settings' and scopes[row.name] == 'user'
+end
+
+--- `command` (trustServer when `trusted`, else untrustServer) for `server`; without it, for one
+--- of the servers that could take the decision: those waiting for trust, or the trusted ones the
+--- workspace defines.
+local function set_trust(server, trusted, command)
+  local verb = trusted and 'trust' or 'untrust'
   with_client(function(client)
-    if not client_mod.has_command(client, M.CMD.trust_server) then
-      notify('this sidecar has no trust command (it is older than workspace configuration)')
+    if not client_mod.has_command(client, command) then
+      notify(('this sidecar has no %s command (it is older than workspace configuration)'):format(verb))
       return
     end
-    local function trust(name)
-      local result, err = client_mod.exec(client, M.CMD.trust_server, { server = name })
+    local function apply(name)
+      local result, err = client_mod.exec(client, command, { server = name })
       if err then
-        notify('trust failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+        notify(verb .. ' failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
       elseif not is_null(result) then
-        notify('trusted ' .. tostring(type(result) == 'table' and result.server or name))
+        name = tostring(type(result) == 'table' and result.server or name)
+        notify(trusted and ('trusted ' .. name) or (name .. ' is no longer trusted (stopped)'))
       end
     end
     if server then
-      return trust(server)
+      return apply(server)
     end
-    local waiting = {}
+    local candidates = {}
     for _, row in ipairs(state.servers(client.id)) do
-      if row.state == 'needsTrust' then
-        table.insert(waiting, row.name)
+      if (row.state == 'needsTrust') == trusted and not user_scoped(row) then
+        table.insert(candidates, row.name)
       end
     end
-    if #waiting == 0 then
-      notify('no server is waiting for trust (servers from workspace files ask when they appear)')
-    elseif #waiting == 1 then
-      trust(waiting[1])
+    if #candidates == 0 then
+      notify(
+        trusted and 'no server is waiting for trust (servers from workspace files ask when they appear)'
+          or 'no trusted server is defined by the workspace'
+      )
+    elseif trusted and #candidates == 1 then
+      apply(candidates[1])
     else
+      -- Revoking stops the server: always asked, even for one.
       vim.schedule(function()
-        vim.ui.select(waiting, { prompt = 'Trust which MCP server?' }, function(choice)
+        local prompt = trusted and 'Trust which MCP server?' or 'Stop trusting which MCP server?'
+        vim.ui.select(candidates, { prompt = prompt }, function(choice)
           if choice then
             vim.schedule(function()
               with_client(function()
-                trust(choice)
+                apply(choice)
               end)
             end)
           end
         end)
       end)
+    end
+  end)
+end
+
+function M.trust(server)
+  set_trust(server, true, M.CMD.trust_server)
+end
+
+function M.untrust(server)
+  set_trust(server, false, M.CMD.untrust_server)
+end
+
+-- :Mcp sampling-log ----------------------------------------------------------------------------
+
+function M.sampling_log()
+  with_client(function(client)
+    -- The sidecar asks Neovim to show the file (window/showDocument).
+    local result, err = client_mod.exec(client, M.CMD.open_sampling_log)
+    if err then
+      notify('opening the sampling log failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    elseif type(result) == 'table' and result.opened == false then
+      notify('could not open the sampling log ' .. tostring(result.path), vim.log.levels.WARN)
     end
   end)
 end
@@ -450,6 +490,12 @@ M.subcommands = {
   end,
   trust = function(args)
     M.trust(args[1])
+  end,
+  untrust = function(args)
+    M.untrust(args[1])
+  end,
+  ['sampling-log'] = function()
+    M.sampling_log()
   end,
   log = function()
     M.log()
@@ -513,7 +559,8 @@ function M.complete(arglead, cmdline, cursorpos)
     table.sort(candidates)
   else
     local sub = words[2]
-    if index == 2 and (sub == 'tools' or sub == 'call' or sub == 'restart' or sub == 'trust') then
+    local takes_server = { tools = true, call = true, restart = true, trust = true, untrust = true }
+    if index == 2 and takes_server[sub] then
       candidates = server_names()
     elseif index == 3 and sub == 'call' then
       candidates = tool_names(words[3])

@@ -18,6 +18,12 @@ M.editor_capabilities = {
   serverScopes = true,
 }
 
+--- Contract methods and commands this plugin deliberately leaves out, each with the reason
+--- (tests/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
+M.not_offered = {
+  ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
+}
+
 local warned = {}
 local function warn_once(message)
   if warned[message] then

@@ -1,4 +1,5 @@
--- :Mcp servers / tools / call / trust / log and completion, against the real sidecar and demo.
+-- :Mcp servers / tools / call / trust / sampling-log / log and completion, against the real
+-- sidecar and demo (trust and untrust of a workspace server: trust_spec.lua).
 local T = require('helpers')
 
 --- Answers the sidecar's argument steps by field name, and Submit in its review.
@@ -42,7 +43,7 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   T.wait_buf('^mcp://servers$')
   vim.cmd('Mcp frobnicate')
   local n = T.wait_notification('unknown subcommand "frobnicate"')
-  T.contains(n.message, 'call, log, restart, servers, tools, trust')
+  T.contains(n.message, 'call, log, restart, sampling-log, servers, tools, trust, untrust')
   T.eq(vim.log.levels.ERROR, n.level)
 end)
 
@@ -217,10 +218,14 @@ end)
 
 T.test('completion: subcommands, servers, tools', function()
   local complete = require('mcp_sidecar.commands').complete
-  T.eq({ 'call', 'log', 'restart', 'servers', 'tools', 'trust' }, complete('', 'Mcp ', 4))
+  T.eq(
+    { 'call', 'log', 'restart', 'sampling-log', 'servers', 'tools', 'trust', 'untrust' },
+    complete('', 'Mcp ', 4)
+  )
   T.eq({ 'restart' }, complete('re', 'Mcp re', 6))
   T.eq({ 'demo' }, complete('', 'Mcp call ', 9))
   T.eq({ 'demo' }, complete('d', 'Mcp tools d', 11))
+  T.eq({ 'demo' }, complete('', 'Mcp untrust ', 12))
   local tools = complete('', 'Mcp call demo ', 14)
   table.sort(tools)
   T.eq({ 'add', 'analyze_flights', 'book_trip', 'count_down', 'echo', 'list_roots', 'login' }, tools)
@@ -234,6 +239,23 @@ T.test(':Mcp trust: nothing waiting, and a server that needs no trust is refused
   vim.cmd('Mcp trust demo')
   local n = T.wait_notification('trust failed')
   T.contains(n.message, 'not a server defined in the workspace')
+end)
+
+T.test(':Mcp sampling-log: the sidecar has Neovim open its audit log', function()
+  local path = vim.fs.joinpath(vim.env.XDG_STATE_HOME, 'mcp-sidecar', 'sampling.jsonl')
+  T.not_contains(vim.api.nvim_buf_get_name(0), 'sampling.jsonl')
+  vim.cmd('Mcp sampling-log')
+  T.wait(function()
+    return vim.api.nvim_buf_get_name(0) == path
+  end, 'the sampling log in the current window')
+  T.ok(vim.uv.fs_stat(path), 'the sidecar created the log')
+  T.eq(
+    {},
+    vim.tbl_filter(function(n)
+      return n.message:find('sampling log', 1, true) ~= nil
+    end, T.notifications),
+    'no problem reported'
+  )
 end)
 
 T.test(':Mcp log opens the log file', function()

@@ -3,6 +3,7 @@
 // `run(ctx)`; they run in file-name order against one workbench. Adding a scenario = adding a file.
 //
 //   node test/e2e/run.mjs            (env: CODE_SERVER, MCP_SIDECAR_BIN, VSIX, E2E_ONLY=substring, E2E_ARTIFACTS)
+// MCP_SIDECAR_BIN is the demo servers' command; the extension runs the sidecar the VSIX carries.
 // Prints one line per scenario and "e2e: N passed, N failed[, N skipped]"; exits non-zero on a
 // failure. A scenario may throw lib/skip.mjs's Skip when the sidecar lacks what it needs.
 
@@ -13,6 +14,7 @@ import { openBrowser } from './lib/browser.mjs';
 import { freePort, installExtension, prepareProfile, startCodeServer } from './lib/codeServer.mjs';
 import { closeQuickInput, hookAnswer, quickInput, statusBarTexts, waitFor } from './lib/workbench.mjs';
 import { makeWorkspace } from './lib/workspace.mjs';
+import { hostTarget, vsixPath } from '../../scripts/target.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The key for the extension's test-only hook (src/e2eHooks.ts): it runs the contract request that
@@ -24,7 +26,8 @@ const cache = join(repo, '.cache', 'vscode');
 const artifacts = process.env.E2E_ARTIFACTS || join(cache, 'artifacts');
 const codeServer = process.env.CODE_SERVER;
 const sidecar = process.env.MCP_SIDECAR_BIN || join(repo, 'target', 'debug', 'mcp-sidecar');
-const vsix = process.env.VSIX || join(extDir, 'dist', 'mcp-sidecar.vsix');
+// The platform-specific VSIX (npm run package), with the sidecar inside: no binaryPath is set.
+const vsix = process.env.VSIX || vsixPath(hostTarget());
 // The test-only language model (test/lm-provider), for mcp-sidecar/languageModel.
 const testLmVsix = process.env.TEST_LM_VSIX || join(extDir, 'test', 'lm-provider', 'dist', 'mcp-sidecar-test-lm.vsix');
 const only = process.env.E2E_ONLY || '';

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkVersionOutput, resolveBinary, type BinaryEnv } from '../../src/binary';
 import { editorCapabilities } from '../../src/capabilities';
 import { serversWithScopes, sidecarArgs, sidecarSettings, userValue, type ExtensionSettings } from '../../src/settings';
 
@@ -127,72 +126,4 @@ test('package.json: the binary and the policies are not workspace settings; Rest
   const restricted = untrusted?.restrictedConfigurations ?? [];
   assert.ok(restricted.includes('mcpSidecar.servers'), JSON.stringify(restricted));
   for (const key of restricted) assert.ok(props[key], `${key} is a contributed setting`);
-});
-
-function fakeEnv(files: Record<string, 'exec' | 'file' | 'dir'>, searchPath = ''): BinaryEnv {
-  return {
-    home: '/home/me',
-    searchPath,
-    isFile: (p) => files[p] === 'exec' || files[p] === 'file',
-    isDirectory: (p) => files[p] === 'dir',
-    isExecutable: (p) => files[p] === 'exec',
-  };
-}
-
-test('binary: a setting may be a file, a folder, ~ or ${userHome}', () => {
-  const env = fakeEnv({
-    '/work/repo/target/debug': 'dir',
-    '/work/repo/target/debug/mcp-sidecar': 'exec',
-    '/home/me/bin/mcp-sidecar': 'exec',
-  });
-  assert.deepEqual(resolveBinary('/work/repo/target/debug/mcp-sidecar', env), { ok: true, path: '/work/repo/target/debug/mcp-sidecar' });
-  assert.deepEqual(resolveBinary('/work/repo/target/debug', env), { ok: true, path: '/work/repo/target/debug/mcp-sidecar' });
-  assert.deepEqual(resolveBinary('~/bin/mcp-sidecar', env), { ok: true, path: '/home/me/bin/mcp-sidecar' });
-  assert.deepEqual(resolveBinary('${userHome}/bin/mcp-sidecar', env), { ok: true, path: '/home/me/bin/mcp-sidecar' });
-});
-
-test('binary: nothing is resolved inside the workspace (no relative paths, no ${workspaceFolder})', () => {
-  // Even with these files in the working directory or a folder, the settings are refused.
-  const env = fakeEnv({ 'target/debug/mcp-sidecar': 'exec', 'mcp-sidecar': 'exec', './mcp-sidecar': 'exec' });
-  for (const setting of ['target/debug/mcp-sidecar', 'mcp-sidecar', './mcp-sidecar', '../x/mcp-sidecar', '~other/mcp-sidecar']) {
-    const r = resolveBinary(setting, env);
-    assert.equal(r.ok, false, setting);
-    assert.match(!r.ok ? r.problem : '', /is a relative path; it is not resolved inside the workspace/, setting);
-    assert.match(!r.ok ? r.fix : '', /absolute path/, setting);
-  }
-  for (const setting of ['${workspaceFolder}/target/debug', '${workspaceFolder:alpha}/mcp-sidecar', '${env:HOME}/x']) {
-    const r = resolveBinary(setting, env);
-    assert.equal(r.ok, false, setting);
-    assert.match(!r.ok ? r.problem : '', /uses a variable other than \$\{userHome\}/, setting);
-    assert.match(!r.ok ? r.fix : '', /absolute path/, setting);
-  }
-  // PATH: relative entries are skipped (they would be looked up in the sidecar's working
-  // directory, a workspace folder).
-  const onPath = fakeEnv({ 'bin/mcp-sidecar': 'exec', 'mcp-sidecar': 'exec', '/opt/bin/mcp-sidecar': 'exec' }, '.:bin::/opt/bin');
-  assert.deepEqual(resolveBinary('', onPath), { ok: true, path: '/opt/bin/mcp-sidecar' });
-  const onlyRelative = resolveBinary('', fakeEnv({ 'bin/mcp-sidecar': 'exec', 'mcp-sidecar': 'exec' }, '.:bin'));
-  assert.equal(onlyRelative.ok, false);
-});
-
-test('binary: empty setting searches PATH; problems name the path and the fix', () => {
-  const env = fakeEnv({ '/usr/local/bin/mcp-sidecar': 'exec', '/tmp/notexec': 'file', '/tmp/empty': 'dir' }, '/usr/bin:/usr/local/bin');
-  assert.deepEqual(resolveBinary('', env), { ok: true, path: '/usr/local/bin/mcp-sidecar' });
-  const none = resolveBinary(undefined, fakeEnv({}, '/usr/bin'));
-  assert.equal(none.ok, false);
-  assert.match(!none.ok ? none.problem : '', /not on PATH/);
-  assert.match(!none.ok ? none.fix : '', /cargo build/);
-  const missing = resolveBinary('/nope/mcp-sidecar', env);
-  assert.match(!missing.ok ? missing.problem : '', /\/nope\/mcp-sidecar .*does not exist/);
-  const notExec = resolveBinary('/tmp/notexec', env);
-  assert.match(!notExec.ok ? notExec.fix : '', /chmod \+x/);
-  const emptyDir = resolveBinary('/tmp/empty', env);
-  assert.match(!emptyDir.ok ? emptyDir.problem : '', /has no mcp-sidecar/);
-});
-
-test('binary: --version must say mcp-sidecar', () => {
-  assert.deepEqual(checkVersionOutput('/b', 'mcp-sidecar 0.1.0\n'), { ok: true, path: '/b' });
-  const wrong = checkVersionOutput('/bin/ls', 'ls (GNU coreutils) 9.1\n');
-  assert.equal(wrong.ok, false);
-  assert.match(!wrong.ok ? wrong.problem : '', /is not mcp-sidecar/);
-  assert.match(!checkVersionOutput('/b', '').ok ? 'bad' : '', /bad/);
 });

@@ -78,6 +78,14 @@ export async function runCommand(page, title) {
     const q = await quickInput(page);
     return q?.rows.some((r) => r.aria.startsWith(title)) ? q : null;
   });
+  // A recently used command that also matches the typed words is listed first ("Trust Server"
+  // matches "Revoke Trust for Server"): move the focus to the command itself.
+  await waitFor(`"${title}" focused in the Command Palette`, async () => {
+    const q = await quickInput(page);
+    if (q?.rows.find((r) => r.focused)?.aria.startsWith(title)) return true;
+    await page.keyboard.press('ArrowDown');
+    return null;
+  });
   await page.keyboard.press('Enter');
 }
 

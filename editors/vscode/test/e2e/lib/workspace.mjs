@@ -1,6 +1,7 @@
 // The multi-root workspace the tests open: folders alpha and beta in a .code-workspace file, a
 // demo server in user settings and a legacy-era one in workspace settings (so both scopes and
-// both MCP eras are exercised), and the settings that keep the workbench quiet.
+// both MCP eras are exercised), and the settings that keep the workbench quiet. `sidecar` is the
+// demo servers' command only.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,6 +57,7 @@ export function makeWorkspace(dir, sidecar) {
       'editor.wordWrap': 'on',
       'git.enabled': false,
     },
-    machineSettings: { 'mcpSidecar.binaryPath': sidecar },
+    // No mcpSidecar.binaryPath: the extension runs the sidecar its (platform-specific) VSIX carries.
+    machineSettings: {},
   };
 }

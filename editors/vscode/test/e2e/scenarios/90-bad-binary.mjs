@@ -1,12 +1,13 @@
-// A wrong binary path gives one clear notification naming the path and the fix; putting the
-// right path back brings the sidecar back. (Last: it restarts the sidecar.)
+// A wrong binary path gives one clear notification naming the path and the fix; removing the
+// setting again brings the sidecar back, from the binary the VSIX carries. (Last: it restarts the
+// sidecar.)
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { clearNotifications, notifications, waitFor, waitStatusBar } from '../lib/workbench.mjs';
 
 export const name = 'A wrong binary path: one notification with the fix, then recovery';
 
-export async function run({ page, profile, sidecar, screenshot }) {
+export async function run({ page, profile, screenshot, outputLog }) {
   await clearNotifications(page);
   const bad = '/nonexistent/mcp-sidecar';
   writeFileSync(profile.machineSettingsFile, JSON.stringify({ 'mcpSidecar.binaryPath': bad }));
@@ -25,6 +26,9 @@ export async function run({ page, profile, sidecar, screenshot }) {
   await waitStatusBar(page, /^MCP$|MCP$/);
 
   await clearNotifications(page);
-  writeFileSync(profile.machineSettingsFile, JSON.stringify({ 'mcpSidecar.binaryPath': sidecar }));
+  const before = outputLog().length;
+  writeFileSync(profile.machineSettingsFile, JSON.stringify({}));
   await waitStatusBar(page, /MCP 2\/2/, { timeout: 30000 });
+  const restart = outputLog().slice(before).split('\n').find((l) => /\[extension\] \S+ starting \//.test(l)) ?? '';
+  assert.match(restart, /\/server\/mcp-sidecar .*binary from bundled/, `the bundled binary after the setting is removed: ${restart}`);
 }
