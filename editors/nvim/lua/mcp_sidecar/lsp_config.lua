@@ -19,7 +19,7 @@ M.editor_capabilities = {
 }
 
 --- Contract methods and commands this plugin deliberately leaves out, each with the reason
---- (tests/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
+--- (tests/it/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
 M.not_offered = {
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
 }
