@@ -1,6 +1,7 @@
 //! The editor contract, version 1: every custom LSP method, command and capability the sidecar
-//! and the editors share, and the error kinds the editor sees (`error.data.kind`). Plain data:
-//! it knows neither LSP nor rmcp (the LSP method types that carry these are in `lsp::methods`). Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
+//! and the editors share, and the error kinds the editor sees (`error.data.kind`). Plain data: it
+//! knows neither LSP nor rmcp (the LSP method types that carry these are in `lsp::methods`).
+//! Names and fields are spelled exactly as in `docs/lsp-extensions.md`;
 //! `tests/it/contract_docs.rs` fails when the two drift apart.
 
 use schemars::JsonSchema;

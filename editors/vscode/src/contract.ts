@@ -1,7 +1,7 @@
 // The editor contract, version 1 (docs/lsp-extensions.md): method names, params and results,
 // spelled exactly as the sidecar declares them in src/contract/mod.rs. Types only, no behaviour.
-// tests/it/contract_docs.rs checks these names against the Rust contract, and that each method has a
-// handler (sidecar.ts) and each command is offered (OFFERED_COMMANDS) or listed in NOT_OFFERED.
+// tests/it/contract_docs.rs checks these names against the Rust contract, and that each method has
+// a handler (sidecar.ts) and each command is offered (OFFERED_COMMANDS) or listed in NOT_OFFERED.
 
 export const INPUT_BOX = 'mcp-sidecar/inputBox';
 export const QUICK_PICK = 'mcp-sidecar/quickPick';
