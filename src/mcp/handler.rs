@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::CLIENT_NAME;
 use super::flood;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
+use super::raw;
 use crate::config::RootsFilter;
 use crate::contract::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::elicitation::{self, Policy};
@@ -39,12 +40,6 @@ pub struct Handler {
     pub sampling: sampling::Policy,
     pub refresh: Arc<flood::ToolsRefresh>,
 }
-
-/// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
-/// unknown keywords, shapes rmcp's typed schema would refuse); see `transport::stash_schemas`.
-pub const RAW_SCHEMA_META: &str = "dev.mcp-sidecar/requestedSchema";
-/// Where the transport keeps a `sampling/createMessage` params object exactly as sent.
-pub const RAW_PARAMS_META: &str = "dev.mcp-sidecar/params";
 
 /// The answer to one input request, or the reason the whole call must end.
 pub type Answer = Result<Value, String>;
@@ -118,13 +113,9 @@ impl Handler {
             }
             InputRequest::Elicitation(request) => {
                 // A question that cannot be shown is declined (2026-07-28 has no error channel).
-                let meta = request
-                    .extensions
-                    .get::<RequestMetaObject>()
-                    .cloned()
-                    .unwrap_or_default();
+                let meta = request.extensions.get::<RequestMetaObject>();
                 let result = self
-                    .elicit(request.params, Some(&meta))
+                    .elicit(request.params, meta)
                     .await
                     .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 serde_json::to_value(result).map_err(|e| e.to_string())
@@ -135,7 +126,8 @@ impl Handler {
                         "the server asked for a model answer (\"{key}\"), which is not offered to it"
                     ));
                 }
-                let raw = raw_params(&request.extensions, &request.params);
+                let meta = request.extensions.get::<RequestMetaObject>();
+                let raw = raw::sampling_params(meta, &request.params);
                 // A refusal ends the call: 2026-07-28 has no way to say no but not retrying.
                 self.sample(raw).await.map_err(|refusal| {
                     format!(
@@ -244,13 +236,7 @@ impl Handler {
                 requested_schema,
                 meta,
             } => {
-                let raw = [meta.as_ref(), context_meta]
-                    .into_iter()
-                    .flatten()
-                    .find_map(|m| m.0.0.get(RAW_SCHEMA_META).cloned());
-                let schema = raw.unwrap_or_else(|| {
-                    serde_json::to_value(&requested_schema).unwrap_or(Value::Null)
-                });
+                let schema = raw::form_schema(&[meta.as_ref(), context_meta], &requested_schema);
                 elicitation::Request::Form { message, schema }
             }
             ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
@@ -393,13 +379,7 @@ impl ClientHandler for Handler {
                     rmcp::model::CreateMessageRequestMethod,
                 >());
             }
-            let raw = context
-                .meta
-                .0
-                .0
-                .get(RAW_PARAMS_META)
-                .cloned()
-                .unwrap_or_else(|| serde_json::to_value(&params).unwrap_or(Value::Null));
+            let raw = raw::sampling_params(Some(&context.meta), &params);
             let answer = tokio::select! {
                 answer = self.sample(raw) => answer,
                 _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
@@ -528,14 +508,6 @@ impl ClientHandler for Handler {
             });
         });
     }
-}
-
-/// The raw params the transport kept, else the typed ones re-serialized.
-fn raw_params<P: serde::Serialize>(extensions: &rmcp::model::Extensions, params: &P) -> Value {
-    extensions
-        .get::<RequestMetaObject>()
-        .and_then(|m| m.0.0.get(RAW_PARAMS_META).cloned())
-        .unwrap_or_else(|| serde_json::to_value(params).unwrap_or(Value::Null))
 }
 
 /// The provider the settings name; one that cannot work here falls back to `manual` (a person

@@ -45,7 +45,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::process::Diagnostics;
-use super::transport::{Line, parse_line, stash_schemas};
+use super::raw::stash_schemas;
+use super::transport::{Line, parse_line};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -960,7 +961,7 @@ impl StreamableHttpClient for Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
+    use crate::mcp::raw::{RAW_PARAMS_META, RAW_SCHEMA_META};
 
     fn link() -> Arc<Link> {
         let url = url::Url::parse("http://user:secret@127.0.0.1:1/mcp?token=x").unwrap();
