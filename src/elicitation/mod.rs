@@ -6,6 +6,7 @@ pub mod arguments;
 mod flow;
 mod input;
 mod rate;
+pub mod retry;
 mod schema;
 mod url;
 
