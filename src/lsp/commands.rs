@@ -247,7 +247,7 @@ async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Va
                 .collect();
             let picked = backend
                 .editor()
-                .quick_pick(QuickPickParams {
+                .try_quick_pick(QuickPickParams {
                     title: "Restart which MCP server?".into(),
                     items,
                     ..Default::default()
