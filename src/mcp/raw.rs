@@ -170,6 +170,16 @@ mod tests {
         assert_ne!(again["temperature"], 0.7, "{again}");
         assert_eq!(again["temperature"], 0.699999988079071);
         assert_ne!(again["modelPreferences"]["speedPriority"], 0.3, "{again}");
+        // Sending: the same widening is written on the wire (what the demo server avoids).
+        let params = CreateMessageRequestParams::new(vec![], 5).with_temperature(0.2);
+        let request = rmcp::model::ServerRequest::CreateMessageRequest(
+            rmcp::model::CreateMessageRequest::new(params),
+        );
+        let text = serde_json::to_string(&request).unwrap();
+        assert!(
+            text.contains(r#""temperature":0.20000000298023224"#),
+            "{text}"
+        );
         // The raw read-back is exact.
         let mut message = json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage",
             "params": serde_json::from_str::<Value>(wire).unwrap()});
