@@ -38,12 +38,24 @@ impl Script {
             ..Default::default()
         }
     }
-    fn next<T: serde::de::DeserializeOwned>(&self, kind: &str, shown: Value) -> Option<T> {
+    /// An answer that never comes: the prompt stays open until its waiter drops it.
+    pub fn never() -> Value {
+        json!({"script": "never answers"})
+    }
+    fn next<T: serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        kind: &str,
+        shown: Value,
+    ) -> BoxFuture<'static, Option<T>> {
         self.shown
             .lock()
             .push(json!({"kind": kind, "params": shown}));
         let answer = self.answers.lock().pop_front().expect("the script ran out");
-        serde_json::from_value(answer).unwrap()
+        if answer == Self::never() {
+            return Box::pin(futures::future::pending());
+        }
+        let answer = serde_json::from_value(answer).unwrap();
+        Box::pin(async move { answer })
     }
     pub fn shown(&self) -> Vec<Value> {
         self.shown.lock().clone()
@@ -55,16 +67,13 @@ impl Prompter for Script {
         self.caps
     }
     fn input_box(&self, p: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
-        let r = self.next("input", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
+        self.next("input", serde_json::to_value(p).unwrap())
     }
     fn quick_pick(&self, p: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
-        let r = self.next("pick", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
+        self.next("pick", serde_json::to_value(p).unwrap())
     }
     fn edit_draft(&self, p: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
-        let r = self.next("draft", serde_json::to_value(p).unwrap());
-        Box::pin(async move { r })
+        self.next("draft", serde_json::to_value(p).unwrap())
     }
     fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
         self.opened.lock().push(url);

@@ -67,19 +67,6 @@ pub fn record(server: &str, info: &super::TrustInfo, trusted: bool) {
     }
 }
 
-/// Forgets every decision about a server in a workspace.
-pub fn forget(workspace: &str, server: &str) {
-    let Some(path) = store_path() else { return };
-    if let Err(e) = update(&path, |all| {
-        all.retain(|d| !(d.workspace == workspace && d.server == server))
-    }) {
-        tracing::warn!(
-            "could not forget the trust decision in {}: {e}",
-            path.display()
-        );
-    }
-}
-
 fn record_in(path: &Path, decision: Decision) -> std::io::Result<()> {
     update(path, |all| {
         all.retain(|d| !(d.workspace == decision.workspace && d.server == decision.server));

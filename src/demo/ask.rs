@@ -13,8 +13,11 @@ use rmcp::{
     ErrorData, RoleServer, ServiceError,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
-        ContentBlock, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult,
-        LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ServerRequest,
+        ConstString, ContentBlock, CreateMessageRequest, CreateMessageRequestMethod,
+        CreateMessageRequestParams, CustomRequest, CustomResult, ElicitRequestParams, InputRequest,
+        InputRequests, InputRequiredResult, JsonRpcMessage, LoggingLevel,
+        LoggingMessageNotificationParam, ProgressNotificationParam, ServerJsonRpcMessage,
+        ServerRequest, ServerResult,
     },
     service::{PeerRequestOptions, RequestContext},
 };
@@ -252,10 +255,66 @@ fn drop_legacy_fields(request: &mut InputRequest) {
     }
 }
 
+/// The JSON a question was built from, kept in its request's extensions (never on the wire) and
+/// sent as it is. rmcp holds a sampling request's `temperature` and model-preference priorities
+/// as `f32` and writes its params through a `serde_json::Value`, which widens them
+/// (`0.2` → `0.20000000298023224`); a question built with [`exact_sampling`] goes out exact:
+/// legacy as a custom `sampling/createMessage` request ([`server_request`]), 2026-07-28 as an
+/// `InputRequiredResult` the era gate rewrites ([`exact_results`]).
+#[derive(Clone, Debug)]
+pub(super) struct Exact(Value);
+
+/// A `sampling/createMessage` question from its params as JSON, sent exactly as written.
+pub(super) fn exact_sampling(params: Value) -> Result<InputRequest, Stop> {
+    let typed: CreateMessageRequestParams =
+        serde_json::from_value(params.clone()).map_err(|error| {
+            ErrorData::internal_error(format!("bad sampling params: {error}"), None)
+        })?;
+    let mut request = CreateMessageRequest::new(typed);
+    request.extensions.insert(Exact(params));
+    Ok(InputRequest::CreateMessage(request))
+}
+
+/// An outgoing message with the exact JSON of its questions: an `InputRequiredResult` whose
+/// requests carry [`Exact`] params is sent as the same result in JSON with those params in place.
+pub(super) fn exact_results(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+    let JsonRpcMessage::Response(mut response) = message else {
+        return message;
+    };
+    let ServerResult::InputRequiredResult(result) = &response.result else {
+        return JsonRpcMessage::Response(response);
+    };
+    let exact: Vec<(&String, &Value)> = (result.input_requests.iter().flatten())
+        .filter_map(|(key, request)| match request {
+            InputRequest::CreateMessage(request) => {
+                request.extensions.get::<Exact>().map(|Exact(p)| (key, p))
+            }
+            _ => None,
+        })
+        .collect();
+    if exact.is_empty() {
+        return JsonRpcMessage::Response(response);
+    }
+    let Ok(mut value) = serde_json::to_value(result) else {
+        return JsonRpcMessage::Response(response);
+    };
+    for (key, params) in exact {
+        value["inputRequests"][key]["params"] = params.clone();
+    }
+    response.result = ServerResult::CustomResult(CustomResult::new(value));
+    JsonRpcMessage::Response(response)
+}
+
 /// The legacy server→client request carrying `request`.
 fn server_request(request: InputRequest) -> Result<ServerRequest, Stop> {
     match request {
-        InputRequest::CreateMessage(request) => Ok(request.into()),
+        InputRequest::CreateMessage(request) => Ok(match request.extensions.get::<Exact>() {
+            Some(Exact(params)) => ServerRequest::CustomRequest(CustomRequest::new(
+                CreateMessageRequestMethod::VALUE,
+                Some(params.clone()),
+            )),
+            None => request.into(),
+        }),
         InputRequest::Elicitation(request) => Ok(request.into()),
         InputRequest::ListRoots(request) => Ok(request.into()),
         other => Err(unsupported(&other)),

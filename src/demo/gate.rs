@@ -6,6 +6,8 @@
 //! exactly the errors a single-era server would:
 //! - [`Era::Legacy`]: `server/discover` → -32601 method not found;
 //! - [`Era::Modern`]: `initialize` → -32022 unsupported protocol version (`supported: [2026-07-28]`).
+//!
+//! On the way out it also writes questions built from JSON exactly ([`super::ask::Exact`]).
 
 use rmcp::{
     ErrorData, RoleServer,
@@ -58,7 +60,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraGate<T> {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
+        self.inner.send(super::ask::exact_results(item))
     }
 
     // rmcp polls `receive` inside `select!`, so it must stay cancel-safe: the refusal is sent from

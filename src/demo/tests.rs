@@ -854,12 +854,21 @@ impl RawClient {
     }
 
     async fn request(&mut self, message: Value) -> Value {
-        let line = format!("{message}\n");
-        self.writer.write_all(line.as_bytes()).await.unwrap();
-        let reply = self.lines.next_line().await.unwrap().expect("a reply");
-        let reply: Value = serde_json::from_str(&reply).unwrap();
+        self.send(message.clone()).await;
+        let reply = self.next().await;
         assert_eq!(reply["id"], message["id"], "{reply}");
         reply
+    }
+
+    async fn send(&mut self, message: Value) {
+        let line = format!("{message}\n");
+        self.writer.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    /// The server's next message.
+    async fn next(&mut self) -> Value {
+        let line = self.lines.next_line().await.unwrap().expect("a message");
+        serde_json::from_str(&line).unwrap()
     }
 }
 
@@ -929,6 +938,45 @@ fn tools_call(id: u32, tool: &str, capabilities: Value) -> Value {
             "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
         }
     }})
+}
+
+/// rmcp would write the sampling floats widened from `f32` (0.2 → 0.20000000298023224); the
+/// demo sends the request's JSON as written, in both eras.
+#[tokio::test]
+async fn sampling_numbers_go_out_exact() {
+    let exact = |params: &Value| {
+        assert_eq!(params["temperature"], json!(0.2), "{params}");
+        assert_eq!(
+            params["modelPreferences"]["intelligencePriority"],
+            json!(0.8),
+            "{params}"
+        );
+        assert_eq!(params["maxTokens"], 400);
+        assert_eq!(params["messages"][0]["role"], "user");
+    };
+    let mut modern = RawClient::start(Era::Modern);
+    let reply = modern
+        .request(tools_call(1, "analyze_flights", json!({"sampling": {}})))
+        .await;
+    let request = &reply["result"]["inputRequests"]["flights"];
+    assert_eq!(request["method"], "sampling/createMessage", "{reply}");
+    exact(&request["params"]);
+    assert!(reply["result"]["requestState"].is_string(), "{reply}");
+
+    let mut legacy = RawClient::start(Era::Legacy);
+    let mut initialize = initialize_request(1);
+    initialize["params"]["capabilities"] = json!({"sampling": {}});
+    legacy.request(initialize).await;
+    legacy
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    legacy
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "analyze_flights", "arguments": {}}}))
+        .await;
+    let asked = legacy.next().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    exact(&asked["params"]);
 }
 
 #[tokio::test]

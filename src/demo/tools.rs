@@ -15,10 +15,8 @@
 use rmcp::{
     ErrorData,
     model::{
-        CallToolResult, ContentBlock, ContextInclusion, CreateMessageRequest,
-        CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitationSchema,
-        InputRequest, ListRootsRequest, LoggingLevel, ModelHint, ModelPreferences, SamplingMessage,
-        Tool,
+        CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitationSchema,
+        InputRequest, ListRootsRequest, LoggingLevel, Tool,
     },
     object,
 };
@@ -122,8 +120,9 @@ fn done(text: impl Into<String>, structured: Value) -> CallToolResult {
 // ---------------------------------------------------------------------------------------------
 // book_trip: form-mode elicitation
 
-/// Written as text, not `json!`, because the property order is the order the form is shown in
-/// and `serde_json` maps here are sorted; rmcp keeps the order it parses.
+/// The property order is the order the form is shown in. rmcp keeps the order it parses
+/// (`property_order`), and so would `json!` here (the crate enables serde_json's
+/// `preserve_order`); written as text so it reads as the JSON a server sends.
 const TRIP_FORM: &str = r#"{
   "type": "object",
   "properties": {
@@ -274,18 +273,21 @@ fn flights_prompt() -> String {
     )
 }
 
+/// The sampling request, as JSON: rmcp's typed params would send `temperature` and the
+/// priorities widened from `f32` (see [`super::ask::Exact`]).
+fn flights_request() -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": flights_prompt()}}],
+        "modelPreferences": {"hints": [{"name": "claude-3-sonnet"}], "intelligencePriority": 0.8},
+        "systemPrompt": "You are a concise travel assistant. Prices are per person.",
+        "includeContext": "none",
+        "temperature": 0.2,
+        "maxTokens": 400
+    })
+}
+
 async fn analyze_flights(call: &Call<'_>) -> Result<CallToolResult, Stop> {
-    let params =
-        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(flights_prompt())], 400)
-            .with_system_prompt("You are a concise travel assistant. Prices are per person.")
-            .with_temperature(0.2)
-            .with_include_context(ContextInclusion::None)
-            .with_model_preferences(
-                ModelPreferences::new()
-                    .with_hints(vec![ModelHint::new("claude-3-sonnet")])
-                    .with_intelligence_priority(0.8),
-            );
-    let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+    let request = super::ask::exact_sampling(flights_request())?;
     let answer = call.ask("flights", request).await?;
     let text = sampled_text(&answer).ok_or_else(|| {
         Stop::ToolError(format!(

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::Outcome;
-use super::input::{check_value, display, parse_text};
-use super::schema::{Field, Form, Kind, MAX_LABEL, clip};
+use super::input::{display, parse_text};
+use super::schema::{Field, Form, Kind, MAX_LABEL, check_value, clip};
 use crate::contract::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };

@@ -6,11 +6,11 @@ pub mod arguments;
 mod flow;
 mod input;
 mod rate;
+pub mod retry;
 mod schema;
 mod url;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -180,9 +180,6 @@ impl Prompter for Idle<'_> {
         self.inner.show_message(level, message);
     }
 }
-
-/// Shared between the sidecar's connections: one rate window per server name.
-pub type SharedLimiter = Arc<RateLimiter>;
 
 #[cfg(test)]
 mod tests;

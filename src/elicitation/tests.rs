@@ -594,7 +594,7 @@ mod properties {
         fn field_checks_agree_with_json_schema(field in field_schema(), v in value()) {
             let schema = json!({"type": "object", "properties": {"f": field}});
             let form = Form::parse(&schema).unwrap();
-            let ours = input::check_value(&form.fields[0], &v).is_ok();
+            let ours = schema::check_value(&form.fields[0], &v).is_ok();
             let content = json!({"f": v}).as_object().unwrap().clone();
             let theirs = validate(&schema, &content).is_ok();
             prop_assert_eq!(ours, theirs, "schema {} value {}", schema, content["f"]);

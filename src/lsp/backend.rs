@@ -15,6 +15,7 @@ use tower_lsp_server::gen_lsp_types::{
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::{Client, LanguageServer};
 
+use super::commands;
 use super::editor::Editor;
 use super::gate::{Gate, LONG_OPERATION_CAP};
 use super::reconfigure::{self, ConfigState};
@@ -25,9 +26,9 @@ use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
 
 pub struct Backend {
-    pub(super) client: Client,
-    pub(super) manager: Arc<Manager>,
-    pub(super) gate: Gate,
+    client: Client,
+    manager: Arc<Manager>,
+    gate: Gate,
     editor: Mutex<Option<Editor>>,
     events: Mutex<Option<EventReceiver>>,
     config: Arc<ConfigState>,
@@ -52,7 +53,7 @@ impl Backend {
         self.manager.clone()
     }
 
-    pub(super) fn editor(&self) -> Editor {
+    fn editor(&self) -> Editor {
         self.editor
             .lock()
             .clone()
@@ -60,7 +61,7 @@ impl Backend {
     }
 
     /// Asks the configuration task to re-read everything (it never blocks the caller).
-    pub(super) fn reconfigure(&self) {
+    fn reconfigure(&self) {
         if let Some(tx) = self.reconfig.lock().as_ref() {
             let _ = tx.send(());
         }
@@ -168,7 +169,14 @@ impl LanguageServer for Backend {
         let method = format!("workspace/executeCommand {}", params.command);
         request(&method, async {
             guard::inject(|| format!("command:{}", params.command));
-            super::commands::execute(self, params).await
+            let cx = commands::Context {
+                client: &self.client,
+                manager: &self.manager,
+                gate: &self.gate,
+                editor: self.editor(),
+                reconfigure: &|| self.reconfigure(),
+            };
+            commands::execute(&cx, params).await
         })
         .await
     }

@@ -6,29 +6,40 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
+use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, LspAny, ProgressToken};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
-use super::backend::Backend;
+use super::editor::Editor;
+use super::gate::Gate;
 use crate::contract::CallError;
 use crate::contract::{
     self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
     RestartServerArgs, TrustServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
-use crate::mcp::ProgressUpdate;
+use crate::mcp::{Manager, ProgressUpdate};
 
-pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
+/// What a command works with: the backend's handles, lent for one command.
+pub struct Context<'a> {
+    pub client: &'a Client,
+    pub manager: &'a Manager,
+    pub gate: &'a Gate,
+    pub editor: Editor,
+    /// Asks for the configuration to be re-read (after a trust decision).
+    pub reconfigure: &'a (dyn Fn() + Sync),
+}
+
+pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
     let token = params.work_done_progress_params.work_done_token.clone();
     let arg = params.arguments.unwrap_or_default().into_iter().next();
     let result = match params.command.as_str() {
-        contract::CMD_LIST_SERVERS => to_value(backend.manager.list_servers()),
+        contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers()),
         contract::CMD_LIST_TOOLS => {
             let args: ListToolsArgs = parse_arg(arg)?;
-            let _permit = backend.gate.enter().map_err(to_lsp)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
             to_value(
-                backend
-                    .manager
+                cx.manager
                     .list_tools(args.server.as_deref())
                     .await
                     .map_err(to_lsp)?,
@@ -36,19 +47,19 @@ pub async fn execute(backend: &Backend, params: ExecuteCommandParams) -> Result<
         }
         contract::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
-            let _permit = backend.gate.enter().map_err(to_lsp)?;
-            call_tool(backend, args, token).await?
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            call_tool(cx, args, token).await?
         }
         contract::CMD_RESTART_SERVER => {
             let args: RestartServerArgs = parse_arg(arg)?;
-            let _permit = backend.gate.enter().map_err(to_lsp)?;
-            restart_server(backend, args).await?
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            restart_server(cx, args).await?
         }
-        contract::CMD_OPEN_SAMPLING_LOG => open_sampling_log(backend).await?,
+        contract::CMD_OPEN_SAMPLING_LOG => open_sampling_log(cx).await?,
         contract::CMD_TRUST_SERVER | contract::CMD_UNTRUST_SERVER => {
             let args: TrustServerArgs = parse_arg(arg)?;
             set_trust(
-                backend,
+                cx,
                 &args.server,
                 params.command == contract::CMD_TRUST_SERVER,
             )?
@@ -89,7 +100,7 @@ pub fn to_lsp(error: CallError) -> Error {
 }
 
 async fn call_tool(
-    backend: &Backend,
+    cx: &Context<'_>,
     args: CallToolArgs,
     token: Option<ProgressToken>,
 ) -> Result<Value> {
@@ -97,7 +108,7 @@ async fn call_tool(
     let (progress, reporter) = match token {
         Some(token) => {
             let (tx, rx) = watch::channel::<Option<ProgressUpdate>>(None);
-            let reporter = tokio::spawn(report_progress(backend.client.clone(), token, title, rx));
+            let reporter = tokio::spawn(report_progress(cx.client.clone(), token, title, rx));
             let sink: crate::mcp::ProgressFn = Arc::new(move |u| {
                 tx.send_replace(Some(u));
             });
@@ -107,9 +118,9 @@ async fn call_tool(
     };
     let arguments = match args.arguments {
         Some(arguments) => arguments,
-        None => ask_arguments(backend, &args.server, &args.tool).await?,
+        None => ask_arguments(cx, &args.server, &args.tool).await?,
     };
-    let result = backend
+    let result = cx
         .manager
         .call_tool(&args.server, &args.tool, Some(arguments), progress)
         .await;
@@ -122,15 +133,11 @@ async fn call_tool(
 
 /// `callTool` without `arguments`: ask for them with the tool's own `inputSchema`.
 async fn ask_arguments(
-    backend: &Backend,
+    cx: &Context<'_>,
     server: &str,
     tool: &str,
 ) -> Result<serde_json::Map<String, Value>> {
-    let tools = backend
-        .manager
-        .list_tools(Some(server))
-        .await
-        .map_err(to_lsp)?;
+    let tools = cx.manager.list_tools(Some(server)).await.map_err(to_lsp)?;
     let schema = tools
         .into_iter()
         .find(|t| t.name == tool)
@@ -138,8 +145,7 @@ async fn ask_arguments(
         .ok_or_else(|| {
             Error::invalid_params(format!("server \"{server}\" has no tool \"{tool}\""))
         })?;
-    let editor = backend.editor();
-    arguments::ask(&editor, server, tool, &schema)
+    arguments::ask(&cx.editor, server, tool, &schema)
         .await
         .map_err(|why| {
             to_lsp(match why {
@@ -207,34 +213,34 @@ fn progress_report(update: &ProgressUpdate) -> Value {
 
 /// Records the person's trust decision for a workspace-defined server and re-applies the
 /// configuration (trusting starts it; untrusting stops it).
-fn set_trust(backend: &Backend, server: &str, trusted: bool) -> Result<Value> {
-    let info = backend.manager.trust_info(server).ok_or_else(|| {
+fn set_trust(cx: &Context<'_>, server: &str, trusted: bool) -> Result<Value> {
+    let info = cx.manager.trust_info(server).ok_or_else(|| {
         Error::invalid_params(format!(
             "\"{server}\" is not a server defined in the workspace (only those need trust)"
         ))
     })?;
     crate::config::trust::record(server, &info, trusted);
-    backend.reconfigure();
+    (cx.reconfigure)();
     Ok(serde_json::json!({"server": server, "trusted": trusted}))
 }
 
 /// Opens the sampling audit log in the editor (created empty if nothing was logged yet).
-async fn open_sampling_log(backend: &Backend) -> Result<Value> {
+async fn open_sampling_log(cx: &Context<'_>) -> Result<Value> {
     let path = crate::sampling::audit::log_path()
         .ok_or_else(|| Error::invalid_params("no home or state directory is known"))?;
     if !path.exists() {
         // Created as the log itself would be: 0600 in the 0700 state directory.
         let _ = crate::store::open_append(&path);
     }
-    let opened = crate::ui::Prompter::show_file(&backend.editor(), path.clone()).await;
+    let opened = crate::ui::Prompter::show_file(&cx.editor, path.clone()).await;
     Ok(serde_json::json!({"path": path, "opened": opened}))
 }
 
-async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Value> {
+async fn restart_server(cx: &Context<'_>, args: RestartServerArgs) -> Result<Value> {
     let server = match args.server {
         Some(server) => server,
         None => {
-            let servers = backend.manager.list_servers();
+            let servers = cx.manager.list_servers();
             if servers.is_empty() {
                 return Err(Error::invalid_params("no MCP servers are configured"));
             }
@@ -245,9 +251,9 @@ async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Va
                         .with_description(to_value(s.status.state).as_str().unwrap_or_default())
                 })
                 .collect();
-            let picked = backend
-                .editor()
-                .quick_pick(QuickPickParams {
+            let picked = cx
+                .editor
+                .try_quick_pick(QuickPickParams {
                     title: "Restart which MCP server?".into(),
                     items,
                     ..Default::default()
@@ -260,7 +266,7 @@ async fn restart_server(backend: &Backend, args: RestartServerArgs) -> Result<Va
             }
         }
     };
-    backend.manager.restart(&server).map_err(to_lsp)?;
+    cx.manager.restart(&server).map_err(to_lsp)?;
     Ok(serde_json::json!({ "server": server }))
 }
 

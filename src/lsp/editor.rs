@@ -34,15 +34,12 @@ impl Editor {
         }
     }
 
-    pub fn capabilities(&self) -> EditorCapabilities {
-        self.capabilities
-    }
-
     pub fn next_prompt_id(&self) -> String {
         format!("p{}", self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    pub async fn quick_pick(
+    /// A quick pick; unlike [`Prompter::quick_pick`], a failure to show it is an error.
+    pub async fn try_quick_pick(
         &self,
         mut params: QuickPickParams,
     ) -> Result<Option<QuickPickResult>, CallError> {
@@ -57,7 +54,8 @@ impl Editor {
         self.ask::<QuickPick>(id, params).await
     }
 
-    pub async fn input_box(
+    /// An input box; unlike [`Prompter::input_box`], a failure to show it is an error.
+    pub async fn try_input_box(
         &self,
         mut params: InputBoxParams,
     ) -> Result<Option<InputBoxResult>, CallError> {
@@ -113,11 +111,11 @@ impl Prompter for Editor {
     }
 
     fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
-        Box::pin(async move { dismissed_on_error(Editor::input_box(self, params).await) })
+        Box::pin(async move { dismissed_on_error(self.try_input_box(params).await) })
     }
 
     fn quick_pick(&self, params: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
-        Box::pin(async move { dismissed_on_error(Editor::quick_pick(self, params).await) })
+        Box::pin(async move { dismissed_on_error(self.try_quick_pick(params).await) })
     }
 
     fn edit_draft(&self, mut params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {

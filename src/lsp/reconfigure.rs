@@ -21,6 +21,7 @@ use crate::contract::{
 };
 use crate::mcp::{Manager, TrustRequest};
 use crate::roots::Folder;
+use crate::ui::Prompter as _;
 
 /// How often config files are checked for changes (editors that send
 /// `workspace/didChangeWatchedFiles` trigger a re-read at once).
@@ -247,7 +248,7 @@ impl Task {
     ) -> Option<String> {
         let answer = self
             .editor
-            .input_box(InputBoxParams {
+            .try_input_box(InputBoxParams {
                 server: Some(spec.name.clone()),
                 title: format!(
                     "MCP configuration: {}",
@@ -273,7 +274,7 @@ impl Task {
     async fn ask_trust(&self, ask: &TrustRequest) -> Option<bool> {
         let picked = self
             .editor
-            .quick_pick(QuickPickParams {
+            .try_quick_pick(QuickPickParams {
                 title: format!(
                     "Trust the MCP server \"{}\" from {}?",
                     ask.server, ask.origin

@@ -20,8 +20,8 @@ use serde_json::Value;
 use super::CLIENT_NAME;
 use super::flood;
 use super::host::{Event, Host, LogLevel, ProgressUpdate};
+use super::raw;
 use crate::config::RootsFilter;
-use crate::contract::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::elicitation::{self, Policy};
 use crate::guard;
 use crate::sampling;
@@ -39,12 +39,6 @@ pub struct Handler {
     pub sampling: sampling::Policy,
     pub refresh: Arc<flood::ToolsRefresh>,
 }
-
-/// Where the transport keeps a form's `requestedSchema` exactly as the server sent it (order,
-/// unknown keywords, shapes rmcp's typed schema would refuse); see `transport::stash_schemas`.
-pub const RAW_SCHEMA_META: &str = "dev.mcp-sidecar/requestedSchema";
-/// Where the transport keeps a `sampling/createMessage` params object exactly as sent.
-pub const RAW_PARAMS_META: &str = "dev.mcp-sidecar/params";
 
 /// The answer to one input request, or the reason the whole call must end.
 pub type Answer = Result<Value, String>;
@@ -118,13 +112,9 @@ impl Handler {
             }
             InputRequest::Elicitation(request) => {
                 // A question that cannot be shown is declined (2026-07-28 has no error channel).
-                let meta = request
-                    .extensions
-                    .get::<RequestMetaObject>()
-                    .cloned()
-                    .unwrap_or_default();
+                let meta = request.extensions.get::<RequestMetaObject>();
                 let result = self
-                    .elicit(request.params, Some(&meta))
+                    .elicit(request.params, meta)
                     .await
                     .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 serde_json::to_value(result).map_err(|e| e.to_string())
@@ -135,7 +125,8 @@ impl Handler {
                         "the server asked for a model answer (\"{key}\"), which is not offered to it"
                     ));
                 }
-                let raw = raw_params(&request.extensions, &request.params);
+                let meta = request.extensions.get::<RequestMetaObject>();
+                let raw = raw::sampling_params(meta, &request.params);
                 // A refusal ends the call: 2026-07-28 has no way to say no but not retrying.
                 self.sample(raw).await.map_err(|refusal| {
                     format!(
@@ -150,65 +141,20 @@ impl Handler {
         }
     }
 
-    /// `-32042` on a legacy call: asks consent for (and opens) each URL, then offers to retry;
-    /// `notifications/elicitation/complete` for one of them retries at once. True = retry.
+    /// `-32042` on a legacy call: the browser steps the error names, through the retry flow
+    /// (`elicitation::retry`). True = retry the call.
     pub async fn url_required(&self, data: &Value) -> bool {
-        let list = data.get("elicitations").and_then(Value::as_array);
-        let mut ids = Vec::new();
-        for entry in list.into_iter().flatten() {
-            let (Some(url), Some(message)) = (
-                entry.get("url").and_then(Value::as_str),
-                entry.get("message").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            let id = entry
-                .get("elicitationId")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let params = ElicitRequestParams::UrlElicitationParams {
-                meta: None,
-                message: message.to_string(),
-                url: url.to_string(),
-                elicitation_id: id.to_string(),
-            };
-            match self.elicit(params, None).await {
-                Ok(r) if r.action == ElicitationAction::Accept => ids.push(id.to_string()),
-                _ => return false,
-            }
-        }
-        if ids.is_empty() {
-            return false;
-        }
         let Some(ui) = self.host.ui() else {
             return false;
         };
-        let waits: Vec<_> = ids
-            .iter()
-            .map(|id| self.host.completion(&self.server, id))
-            .collect();
-        let completed = futures::future::select_all(waits.iter().map(|n| Box::pin(n.notified())));
-        let asked = ui.quick_pick(QuickPickParams {
-            server: Some(self.server.to_string()),
-            title: format!("{}: finish in the browser, then retry", self.server),
-            placeholder: Some(
-                "The call is retried when you choose, or when the server says the step is done"
-                    .into(),
-            ),
-            items: vec![
-                QuickPickItem::new("Retry now"),
-                QuickPickItem::new("Cancel"),
-            ],
-            ..Default::default()
-        });
-        let retry = tokio::select! {
-            _ = completed => true,
-            answer = asked => answer.as_ref().and_then(QuickPickResult::first) == Some(0),
-        };
-        for id in &ids {
-            self.host.forget_completion(&self.server, id);
-        }
-        retry
+        elicitation::retry::after_browser(
+            ui.as_ref(),
+            &self.server,
+            &browser_steps(data),
+            |request| self.ask(request),
+            |ids| self.host.any_completion(&self.server, ids),
+        )
+        .await
     }
 
     /// One sampling exchange through the drafts and the configured provider.
@@ -237,20 +183,13 @@ impl Handler {
         params: ElicitRequestParams,
         context_meta: Option<&RequestMetaObject>,
     ) -> Result<ElicitResult, elicitation::Unsupported> {
-        guard::inject(|| format!("elicitation:{}", self.server));
         let request = match params {
             ElicitRequestParams::FormElicitationParams {
                 message,
                 requested_schema,
                 meta,
             } => {
-                let raw = [meta.as_ref(), context_meta]
-                    .into_iter()
-                    .flatten()
-                    .find_map(|m| m.0.0.get(RAW_SCHEMA_META).cloned());
-                let schema = raw.unwrap_or_else(|| {
-                    serde_json::to_value(&requested_schema).unwrap_or(Value::Null)
-                });
+                let schema = raw::form_schema(&[meta.as_ref(), context_meta], &requested_schema);
                 elicitation::Request::Form { message, schema }
             }
             ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
@@ -263,8 +202,28 @@ impl Handler {
                 });
             }
         };
+        Ok(match self.ask(request).await? {
+            elicitation::Outcome::Accept(content) => {
+                let result = ElicitResult::new(ElicitationAction::Accept);
+                match content {
+                    Some(c) => result.with_content(Value::Object(c)),
+                    None => result,
+                }
+            }
+            elicitation::Outcome::Decline => ElicitResult::new(ElicitationAction::Decline),
+            elicitation::Outcome::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    /// One question through the elicitation feature, under this server's policy and limits,
+    /// with the person's time on its clock. No editor: cancelled.
+    async fn ask(
+        &self,
+        request: elicitation::Request,
+    ) -> Result<elicitation::Outcome, elicitation::Unsupported> {
+        guard::inject(|| format!("elicitation:{}", self.server));
         let Some(ui) = self.host.ui() else {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+            return Ok(elicitation::Outcome::Cancel);
         };
         let _busy = self.host.clock(&self.server).busy();
         let settings = self.host.elicitation_settings();
@@ -278,18 +237,25 @@ impl Handler {
         )
         .await?;
         tracing::info!(server = %self.server, action = outcome.action(), "answered an elicitation");
-        Ok(match outcome {
-            elicitation::Outcome::Accept(content) => {
-                let result = ElicitResult::new(ElicitationAction::Accept);
-                match content {
-                    Some(c) => result.with_content(Value::Object(c)),
-                    None => result,
-                }
-            }
-            elicitation::Outcome::Decline => ElicitResult::new(ElicitationAction::Decline),
-            elicitation::Outcome::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        Ok(outcome)
     }
+}
+
+/// The browser steps of a `-32042` error's `data.elicitations` (entries without a URL or a
+/// message are skipped).
+fn browser_steps(data: &Value) -> Vec<elicitation::retry::BrowserStep> {
+    let list = data.get("elicitations").and_then(Value::as_array);
+    let text = |entry: &Value, key| entry.get(key).and_then(Value::as_str).map(str::to_string);
+    list.into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            Some(elicitation::retry::BrowserStep {
+                url: text(entry, "url")?,
+                message: text(entry, "message")?,
+                id: text(entry, "elicitationId").unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 /// The capabilities declared to a server, in both eras.
@@ -393,13 +359,7 @@ impl ClientHandler for Handler {
                     rmcp::model::CreateMessageRequestMethod,
                 >());
             }
-            let raw = context
-                .meta
-                .0
-                .0
-                .get(RAW_PARAMS_META)
-                .cloned()
-                .unwrap_or_else(|| serde_json::to_value(&params).unwrap_or(Value::Null));
+            let raw = raw::sampling_params(Some(&context.meta), &params);
             let answer = tokio::select! {
                 answer = self.sample(raw) => answer,
                 _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
@@ -486,17 +446,7 @@ impl ClientHandler for Handler {
             .and_then(|p| p.get("elicitationId"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if self.host.complete(&self.server, id) {
-            if let Some(ui) = self.host.ui() {
-                ui.show_message(
-                    crate::ui::Level::Info,
-                    format!(
-                        "{}: the step in the browser is done; retrying.",
-                        self.server
-                    ),
-                );
-            }
-        } else {
+        if !self.host.complete(&self.server, id) {
             tracing::debug!(server = %self.server, id, "ignoring completion of an unknown elicitation");
         }
     }
@@ -528,14 +478,6 @@ impl ClientHandler for Handler {
             });
         });
     }
-}
-
-/// The raw params the transport kept, else the typed ones re-serialized.
-fn raw_params<P: serde::Serialize>(extensions: &rmcp::model::Extensions, params: &P) -> Value {
-    extensions
-        .get::<RequestMetaObject>()
-        .and_then(|m| m.0.0.get(RAW_PARAMS_META).cloned())
-        .unwrap_or_else(|| serde_json::to_value(params).unwrap_or(Value::Null))
 }
 
 /// The key progress sinks are registered under.

@@ -69,25 +69,36 @@ type Floods = Arc<Mutex<HashMap<String, flood::Window>>>;
 /// the server's own time.
 #[derive(Default)]
 pub struct HumanClock {
-    state: Mutex<(usize, Option<Instant>, Duration)>,
+    state: Mutex<Busy>,
+}
+
+/// A [`HumanClock`]'s state.
+#[derive(Default)]
+struct Busy {
+    /// Questions a person is answering now.
+    answering: usize,
+    /// Since when, while `answering > 0`.
+    since: Option<Instant>,
+    /// Time spent in earlier busy spells.
+    spent: Duration,
 }
 
 impl HumanClock {
     /// Marks a person busy with this server until the guard drops.
     pub fn busy(self: &Arc<Self>) -> HumanGuard {
         let mut s = self.state.lock();
-        if s.0 == 0 {
-            s.1 = Some(Instant::now());
+        if s.answering == 0 {
+            s.since = Some(Instant::now());
         }
-        s.0 += 1;
+        s.answering += 1;
         HumanGuard(self.clone())
     }
 
     /// Total human time so far, and whether a person is answering right now.
     pub fn total(&self) -> (Duration, bool) {
         let s = self.state.lock();
-        let running = s.1.map(|t| t.elapsed()).unwrap_or_default();
-        (s.2 + running, s.0 > 0)
+        let running = s.since.map(|t| t.elapsed()).unwrap_or_default();
+        (s.spent + running, s.answering > 0)
     }
 }
 
@@ -96,11 +107,26 @@ pub struct HumanGuard(Arc<HumanClock>);
 impl Drop for HumanGuard {
     fn drop(&mut self) {
         let mut s = self.0.state.lock();
-        s.0 -= 1;
-        if s.0 == 0
-            && let Some(since) = s.1.take()
+        s.answering -= 1;
+        if s.answering == 0
+            && let Some(since) = s.since.take()
         {
-            s.2 += since.elapsed();
+            s.spent += since.elapsed();
+        }
+    }
+}
+
+/// Forgets a call's completion waiters when it stops waiting (see [`Host::any_completion`]).
+struct Waiting<'a> {
+    host: &'a Host,
+    server: String,
+    ids: Vec<String>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        for id in &self.ids {
+            self.host.forget_completion(&self.server, id);
         }
     }
 }
@@ -227,7 +253,30 @@ impl Host {
             .clone()
     }
 
-    pub fn forget_completion(&self, server: &str, id: &str) {
+    /// Resolves when `server` completes one of `ids` (`notifications/elicitation/complete`).
+    /// The ids are waited on from this call; they are forgotten when the future resolves or is
+    /// dropped.
+    pub fn any_completion<'a>(
+        &'a self,
+        server: &str,
+        ids: &[String],
+    ) -> impl Future<Output = ()> + Send + use<'a> {
+        let waits: Vec<_> = ids.iter().map(|id| self.completion(server, id)).collect();
+        let waiting = Waiting {
+            host: self,
+            server: server.to_string(),
+            ids: ids.to_vec(),
+        };
+        async move {
+            let _waiting = waiting;
+            if waits.is_empty() {
+                return std::future::pending().await;
+            }
+            futures::future::select_all(waits.iter().map(|n| Box::pin(n.notified()))).await;
+        }
+    }
+
+    fn forget_completion(&self, server: &str, id: &str) {
         self.completions.lock().remove(&format!("{server}\0{id}"));
     }
 
@@ -303,5 +352,18 @@ mod tests {
             Arc::ptr_eq(&built, &host.sampling()),
             "the same provider serves on"
         );
+    }
+
+    #[tokio::test]
+    async fn a_completion_wakes_its_waiter_and_a_dropped_waiter_is_forgotten() {
+        let (host, _events) = Host::new();
+        let ids = ["a".to_string(), "b".to_string()];
+        let waiting = host.any_completion("s", &ids);
+        assert!(host.complete("s", "b"), "registered before it is polled");
+        waiting.await;
+        assert!(!host.complete("s", "a"), "forgotten once resolved");
+        drop(host.any_completion("s", &ids));
+        assert!(!host.complete("s", "a"), "forgotten when dropped");
+        assert!(!host.complete("other", "a"), "per server");
     }
 }

@@ -146,7 +146,7 @@ impl Manager {
                             ServerState::NeedsTrust,
                             Some(spec.source.to_string()),
                             if decided {
-                                "not trusted: run mcp-sidecar.trustServer to allow it".into()
+                                "not trusted: trust the server to start it".into()
                             } else {
                                 "defined in the workspace; waiting for your decision to trust it"
                                     .into()

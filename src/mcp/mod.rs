@@ -11,6 +11,7 @@ mod host;
 mod http;
 mod manager;
 mod process;
+mod raw;
 mod supervisor;
 mod transport;
 

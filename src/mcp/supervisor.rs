@@ -200,7 +200,7 @@ async fn supervise_guarded(
         );
         slot.set(
             ServerState::Failed,
-            Some(format!("{panic}; run \"MCP: Restart Server\" to try again")),
+            Some(format!("{panic}; restart the server to try again")),
             None,
         );
         match on_control(control.recv().await) {
@@ -265,7 +265,7 @@ async fn supervise(
         failures += 1;
         let wait = if failures > limits.max_restarts {
             let message = format!(
-                "{}; gave up after {} restarts (run \"MCP: Restart Server\" to try again)",
+                "{}; gave up after {} restarts (restart the server to try again)",
                 slot.lock().status.message.clone().unwrap_or_default(),
                 limits.max_restarts
             );

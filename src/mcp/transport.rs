@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::flood;
-use super::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
 use super::process::Diagnostics;
+use super::raw;
 
 pub struct StdioTransport {
     server: Arc<str>,
@@ -118,7 +118,7 @@ pub enum Line {
     Refuse(serde_json::Value),
 }
 
-/// Parses one line. Forms' schemas are stashed raw (see [`stash_schemas`]); a request that
+/// Parses one line. Forms' schemas and sampling params are kept raw (see [`raw`]); a request that
 /// cannot be read is refused; a response that cannot be read becomes an error response for
 /// its id, so the call waiting on it fails with the reason instead of hanging.
 pub fn parse_line(line: &[u8]) -> Line {
@@ -127,19 +127,7 @@ pub fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Skip;
     }
-    let typed = if memchr::memmem::find(line, b"elicitation/create").is_some()
-        || memchr::memmem::find(line, b"sampling/createMessage").is_some()
-    {
-        serde_json::from_slice::<Value>(line)
-            .map(|mut v| {
-                stash_schemas(&mut v);
-                v
-            })
-            .and_then(serde_json::from_value)
-    } else {
-        serde_json::from_slice(line)
-    };
-    let error = match typed {
+    let error = match raw::parse(line) {
         Ok(message) => return Line::Message(Box::new(message)),
         Err(e) => e,
     };
@@ -191,79 +179,6 @@ struct Envelope {
 /// True for a member that is there at all (even `null`), without reading its value.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     serde::de::IgnoredAny::deserialize(d).map(|_| true)
-}
-
-/// Moves each form's `requestedSchema` into `_meta` (key [`RAW_SCHEMA_META`]) and leaves an empty
-/// object schema in its place, in `elicitation/create` requests and in `input_required`
-/// results. rmcp's typed schema loses property order and refuses shapes outside the spec's
-/// subset; the sidecar's own form parser reads the raw one and answers refusals properly.
-pub fn stash_schemas(message: &mut Value) {
-    match message.get("method").and_then(Value::as_str) {
-        Some("elicitation/create") => {
-            if let Some(params) = message.get_mut("params") {
-                stash_one(params);
-            }
-            return;
-        }
-        Some("sampling/createMessage") => {
-            if let Some(params) = message.get_mut("params") {
-                stash_raw(params);
-            }
-            return;
-        }
-        _ => {}
-    }
-    let requests = message
-        .get_mut("result")
-        .filter(|r| r.get("resultType").and_then(Value::as_str) == Some("input_required"))
-        .and_then(|r| r.get_mut("inputRequests"))
-        .and_then(Value::as_object_mut);
-    for request in requests.into_iter().flat_map(|m| m.values_mut()) {
-        let method = request
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let Some(params) = request.get_mut("params") else {
-            continue;
-        };
-        match method.as_deref() {
-            Some("elicitation/create") => stash_one(params),
-            Some("sampling/createMessage") => stash_raw(params),
-            _ => {}
-        }
-    }
-}
-
-/// Keeps a whole `sampling/createMessage` params object as sent (rmcp's types round floats
-/// through f32), under [`RAW_PARAMS_META`].
-fn stash_raw(params: &mut Value) {
-    let raw = params.clone();
-    let Some(obj) = params.as_object_mut() else {
-        return;
-    };
-    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-    if let Some(meta) = meta.as_object_mut() {
-        meta.insert(RAW_PARAMS_META.into(), raw);
-    }
-}
-
-fn stash_one(params: &mut Value) {
-    let Some(obj) = params.as_object_mut() else {
-        return;
-    };
-    if obj.get("mode").and_then(Value::as_str).unwrap_or("form") != "form" {
-        return;
-    }
-    let Some(schema) = obj.insert(
-        "requestedSchema".into(),
-        json!({"type": "object", "properties": {}}),
-    ) else {
-        return;
-    };
-    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-    if let Some(meta) = meta.as_object_mut() {
-        meta.insert(RAW_SCHEMA_META.into(), schema);
-    }
 }
 
 impl Transport<RoleClient> for StdioTransport {
@@ -329,6 +244,7 @@ impl Transport<RoleClient> for StdioTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::raw::RAW_SCHEMA_META;
 
     #[test]
     fn parse_line_skips_blank_and_reports_garbage() {

@@ -61,8 +61,9 @@ async fn both_drafts_are_edited_and_the_server_gets_the_persons_answer() {
         assert_eq!(request["method"], DRAFT);
         assert_eq!(request["params"]["kind"], "samplingRequest");
         let text = request["params"]["text"].as_str().unwrap();
+        // Exactly 0.2, not the f32 widening 0.20000000298023224.
         assert!(
-            text.contains("maxTokens: 400") && text.contains("temperature: 0.2"),
+            text.contains("\nmaxTokens: 400\ntemperature: 0.2\n"),
             "{text}"
         );
         assert!(

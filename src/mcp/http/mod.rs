@@ -53,7 +53,9 @@ use super::process::Diagnostics;
 use failure::Failure;
 
 #[cfg(doc)]
-use super::transport::{parse_line, stash_schemas};
+use super::raw::stash_schemas;
+#[cfg(doc)]
+use super::transport::parse_line;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 

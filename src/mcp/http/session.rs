@@ -9,21 +9,18 @@ use std::sync::Arc;
 use futures::StreamExt;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage, ServerRequest,
-    ServerResult,
-};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
-use serde_json::Value;
 
 use super::failure::{Failure, is_event_too_large};
 use super::{Client, HttpError, Link, PROBE_TIMEOUT, SSE_FRAMING_SLACK, STREAM_SETTLE};
-use crate::mcp::transport::{Line, parse_line, stash_schemas};
+use crate::mcp::raw;
+use crate::mcp::transport::{Line, parse_line};
 use crate::net;
 
 impl Link {
@@ -92,9 +89,9 @@ impl Link {
         {
             return Inbound::Drop;
         }
-        let mentions = memchr::memmem::find(data.as_bytes(), b"elicitation/create").is_some()
-            || memchr::memmem::find(data.as_bytes(), b"sampling/createMessage").is_some();
-        if !mentions && serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data).is_ok() {
+        if !raw::mentions_kept(data.as_bytes())
+            && serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data).is_ok()
+        {
             return Inbound::Keep;
         }
         match parse_line(data.as_bytes()) {
@@ -203,41 +200,6 @@ pub(super) enum Inbound {
     Drop,
 }
 
-/// A JSON body arrives typed: forms and sampling requests are re-serialized, stashed raw and
-/// parsed again so the sidecar sees them as it does on stdio.
-fn stash_typed(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
-    let relevant = match &message {
-        JsonRpcMessage::Request(r) => match &r.request {
-            ServerRequest::ElicitRequest(_) | ServerRequest::CreateMessageRequest(_) => true,
-            ServerRequest::CustomRequest(c) => {
-                matches!(
-                    c.method.as_str(),
-                    "elicitation/create" | "sampling/createMessage"
-                )
-            }
-            _ => false,
-        },
-        JsonRpcMessage::Response(r) => match &r.result {
-            ServerResult::InputRequiredResult(_) => true,
-            // A form rmcp's types refuse makes the whole result a custom one: stashing the raw
-            // schema lets it parse as what it is.
-            ServerResult::CustomResult(c) => {
-                c.0.get("resultType").and_then(Value::as_str) == Some("input_required")
-            }
-            _ => false,
-        },
-        _ => false,
-    };
-    if !relevant {
-        return message;
-    }
-    let Ok(mut value) = serde_json::to_value(&message) else {
-        return message;
-    };
-    stash_schemas(&mut value);
-    serde_json::from_value(value).unwrap_or(message)
-}
-
 impl Client {
     fn limits(&self) -> StreamableHttpResponseLimits {
         let mut limits = StreamableHttpResponseLimits::default();
@@ -328,7 +290,7 @@ impl StreamableHttpClient for Client {
                 StreamableHttpPostResponse::Sse(self.link.watch(stream), session)
             }
             StreamableHttpPostResponse::Json(message, session) => {
-                StreamableHttpPostResponse::Json(stash_typed(message), session)
+                StreamableHttpPostResponse::Json(raw::stash_typed(message), session)
             }
             other => other,
         })

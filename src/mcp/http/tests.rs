@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::failure::{Unexpected, read_unexpected};
 use super::session::Inbound;
 use super::*;
-use crate::mcp::handler::{RAW_PARAMS_META, RAW_SCHEMA_META};
+use crate::mcp::raw::{RAW_PARAMS_META, RAW_SCHEMA_META};
 
 fn link() -> Arc<Link> {
     let url = url::Url::parse("http://user:secret@127.0.0.1:1/mcp?token=x").unwrap();
