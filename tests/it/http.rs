@@ -509,12 +509,7 @@ async fn server_everything_over_streamable_http() {
     assert!(text_of(&sum).contains("42"), "{sum}");
 
     // Roots: the server asks with roots/list on the call's SSE stream; the answer is POSTed.
-    eventually("get-roots-list in the tool list", || async {
-        tool_names(&editor, "everything")
-            .await
-            .contains(&"get-roots-list".to_owned())
-    })
-    .await;
+    wait_for_tool(&editor, "everything", "get-roots-list").await;
     let roots = call(&editor, "everything", "get-roots-list", json!({})).await;
     let text = text_of(&roots);
     assert!(

@@ -84,17 +84,7 @@ async fn server_everything_over_stdio() {
     let status = editor.wait_status(mark, "everything", "running").await;
     assert_eq!(status["protocolVersion"], "2025-11-25");
     // Its roots tool appears only after notifications/tools/list_changed.
-    eventually("get-roots-list in the tool list", || async {
-        let tools = editor
-            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
-            .await;
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "get-roots-list")
-    })
-    .await;
+    wait_for_tool(&editor, "everything", "get-roots-list").await;
     let tools = editor.command("mcp-sidecar.listTools", json!({})).await;
     assert!(
         tools

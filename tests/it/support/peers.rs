@@ -23,17 +23,7 @@ pub async fn everything_roots_update_progress_and_logging(
     )
     .await;
     assert_eq!(shown["type"], 3, "info → Info: {shown}");
-    eventually("get-roots-list in the tool list", || async {
-        let tools = editor
-            .command("mcp-sidecar.listTools", json!({"server": "everything"}))
-            .await;
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "get-roots-list")
-    })
-    .await;
+    wait_for_tool(editor, "everything", "get-roots-list").await;
     let roots = text_of(&call(editor, "everything", "get-roots-list", json!({})).await);
     assert!(roots.contains(&file_uri(a)), "{roots}");
     // Adding a folder: roots/list_changed, the server asks again and logs the new count.
@@ -82,6 +72,18 @@ pub async fn everything_roots_update_progress_and_logging(
 
 /// `log_levels`'s messages as the sidecar forwards them: `window/logMessage` with the MCP level
 /// mapped to the LSP type (debug → Log 4, info → Info 3, warning → Warning 2, error → Error 1).
+/// Waits until `server` lists the tool `name` (server-everything adds its roots tool only after
+/// `notifications/tools/list_changed`).
+pub async fn wait_for_tool(editor: &TestEditor, server: &str, name: &str) {
+    eventually(&format!("{name} in {server}'s tool list"), || async {
+        let tools = editor
+            .command("mcp-sidecar.listTools", json!({"server": server}))
+            .await;
+        tools.as_array().unwrap().iter().any(|t| t["name"] == name)
+    })
+    .await;
+}
+
 pub async fn expect_fixture_logs(editor: &TestEditor, mark: usize, server: &str) {
     for (level, lsp_type) in [("debug", 4), ("info", 3), ("warning", 2), ("error", 1)] {
         let text = format!("[{server}] fixture: {level} message from log_levels");
