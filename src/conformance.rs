@@ -8,6 +8,12 @@
 //! `MCP_CONFORMANCE_SCENARIO`, the wire revision in `MCP_CONFORMANCE_PROTOCOL_VERSION` and, for
 //! some scenarios, a JSON object in `MCP_CONFORMANCE_CONTEXT`. Exit status 0 means every step
 //! succeeded.
+//!
+//! Sign-in (the `auth/*` scenarios) is the editor's flow too; only the browser step is headless
+//! ([`FollowRedirects`]: the suite's authorization server approves at once, so a plain GET of the
+//! authorization URL, redirects followed, reaches the flow's loopback listener). A pre-registered
+//! client comes from the context (`client_id`, `client_secret`); the Client ID Metadata Document
+//! is the suite's own (`CLIENT_METADATA_URL`), used where its authorization server takes one.
 
 use std::time::Duration;
 
@@ -21,6 +27,52 @@ use crate::mcp::{Event, EventReceiver, Manager};
 const SERVER: &str = "conformance";
 /// How long the connection may take to come up.
 const START_BOUND: Duration = Duration::from_secs(20);
+/// The Client ID Metadata Document the suite's authorization servers know.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// How long the headless browser step may take.
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The headless browser step: GET the authorization URL and follow its redirects (to the
+/// loopback listener). Grants are not kept (each run is a new server).
+pub struct FollowRedirects;
+
+impl crate::auth::SignIn for FollowRedirects {
+    fn authorize(
+        &self,
+        server: &str,
+        url: &str,
+    ) -> futures::future::BoxFuture<'_, Result<(), String>> {
+        let (server, url) = (server.to_owned(), url.to_owned());
+        Box::pin(async move {
+            let parsed =
+                url::Url::parse(&url).map_err(|e| format!("bad authorization URL: {e}"))?;
+            tracing::info!(%server, host = parsed.host_str().unwrap_or(""), "following the authorization URL");
+            // A browser follows every redirect; the last one is the loopback listener's.
+            let client = crate::net::client_builder(&parsed, BROWSER_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::limited(10))
+                .timeout(BROWSER_TIMEOUT)
+                .build()
+                .map_err(|e| format!("could not set up the browser step: {e}"))?;
+            let response = client.get(parsed).send().await.map_err(|e| {
+                format!(
+                    "the authorization page failed: {}",
+                    crate::net::innermost(&e)
+                )
+            })?;
+            if !response.status().is_success() {
+                return Err(format!(
+                    "the authorization page answered HTTP {}",
+                    response.status()
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    fn keeps_grants(&self) -> bool {
+        false
+    }
+}
 
 /// What the suite tells the client.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +110,20 @@ impl Run {
     /// The configuration this run uses: one Streamable HTTP server pinned to the scenario's
     /// revision, elicitation answered with the schema's defaults.
     pub fn settings(&self) -> Value {
+        let context = |key: &str| {
+            self.context
+                .as_ref()
+                .and_then(|c| c.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let mut oauth = json!({"clientMetadataUrl": CLIENT_METADATA_URL});
+        if let Some(id) = context("client_id") {
+            oauth["clientId"] = id.into();
+            if let Some(secret) = context("client_secret") {
+                oauth["clientSecret"] = secret.into();
+            }
+        }
         json!({
             "servers": {
                 SERVER: {
@@ -65,6 +131,7 @@ impl Run {
                     "url": self.url,
                     "protocolVersion": self.protocol_version,
                     "elicitation": {"policy": "acceptDefaults"},
+                    "oauth": oauth,
                 }
             },
             "maxRestarts": 0,
@@ -195,6 +262,7 @@ pub async fn run(run: Run) -> Result<(), String> {
     }
     let (manager, mut events) = Manager::new();
     manager.set_ui(std::sync::Arc::new(crate::ui::Headless));
+    manager.set_sign_in(std::sync::Arc::new(FollowRedirects));
     manager.apply(resolved).await;
     let outcome = async {
         wait_running(&mut events).await?;

@@ -1,6 +1,7 @@
 //! mcp-sidecar: an LSP server that an editor starts, and an MCP client/host toward MCP servers,
 //! making roots, elicitation and sampling native in the editor.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod conformance;

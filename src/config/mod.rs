@@ -16,7 +16,7 @@ pub mod workspace;
 pub use file::{MAX_FILE_BYTES, read_small_file};
 pub use sampling::OpenAiConfig;
 pub use server::{
-    ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec, TrustInfo,
+    OAuthSpec, ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec, TrustInfo,
     resolve_executable,
 };
 pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};

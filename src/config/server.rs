@@ -64,7 +64,9 @@ pub struct TrustInfo {
 }
 
 /// The keys whose strings may hold variables.
-const EXPANDED: &[&str] = &["command", "args", "env", "cwd", "url", "headers", "envFile"];
+const EXPANDED: &[&str] = &[
+    "command", "args", "env", "cwd", "url", "headers", "envFile", "oauth",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransportSpec {
@@ -77,7 +79,60 @@ pub enum TransportSpec {
     Http {
         url: url::Url,
         headers: BTreeMap<String, String>,
+        /// `oauth`: how the sidecar signs in when the server asks (`401`).
+        oauth: OAuthSpec,
     },
+}
+
+/// A server's `oauth` settings: a pre-registered client (`clientId`, optional `clientSecret`,
+/// best written as `${input:...}` or `${env:...}`), or the URL of a Client ID Metadata Document
+/// (`clientMetadataUrl`). With neither, the sidecar registers itself (Dynamic Client
+/// Registration) where the authorization server allows it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthSpec {
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub client_metadata_url: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSpec")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
+}
+
+fn parse_oauth(obj: &serde_json::Map<String, Value>) -> Result<OAuthSpec, String> {
+    let Some(value) = obj.get("oauth") else {
+        return Ok(OAuthSpec::default());
+    };
+    let Some(oauth) = value.as_object() else {
+        return Err("\"oauth\" must be an object".into());
+    };
+    let field = |key: &str| {
+        opt_str(oauth, key)
+            .map(|v| v.filter(|s| !s.trim().is_empty()))
+            .map_err(|e| format!("\"oauth\": {e}"))
+    };
+    let spec = OAuthSpec {
+        client_id: field("clientId")?,
+        client_secret: field("clientSecret")?,
+        client_metadata_url: field("clientMetadataUrl")?,
+    };
+    if spec.client_secret.is_some() && spec.client_id.is_none() {
+        return Err("\"oauth\": \"clientSecret\" needs a \"clientId\"".into());
+    }
+    if let Some(u) = &spec.client_metadata_url
+        && !url::Url::parse(u).is_ok_and(|u| u.scheme() == "https" && u.path() != "/")
+    {
+        return Err(format!(
+            "\"oauth\": \"clientMetadataUrl\" must be an https URL with a path, not {u}"
+        ));
+    }
+    Ok(spec)
 }
 
 impl TransportSpec {
@@ -309,6 +364,7 @@ const KNOWN_KEYS: &[&str] = &[
     "elicitation",
     "sampling",
     "envFile",
+    "oauth",
 ];
 
 /// The transport after variables, with the `envFile` (its path expanded) merged under `env`.
@@ -353,7 +409,7 @@ fn subject_json(transport: &TransportSpec) -> Value {
             "env": env,
             "cwd": cwd.as_ref().map(|c| c.display().to_string()),
         }),
-        TransportSpec::Http { url, headers } => serde_json::json!({
+        TransportSpec::Http { url, headers, .. } => serde_json::json!({
             "type": "http",
             "url": url.as_str(),
             "headers": headers.keys().collect::<Vec<_>>(),
@@ -524,6 +580,7 @@ fn parse_transport(obj: &serde_json::Map<String, Value>) -> Result<TransportSpec
             Ok(TransportSpec::Http {
                 url: parsed,
                 headers: string_map(obj, "headers")?,
+                oauth: parse_oauth(obj)?,
             })
         }
         (Some("stdio"), None, _) => Err("a stdio server needs a \"command\"".into()),

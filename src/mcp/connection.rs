@@ -68,13 +68,22 @@ pub async fn connect(
             env,
             cwd,
         } => (command, args, env, cwd),
-        TransportSpec::Http { url, headers } => {
+        TransportSpec::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            let signer = host.clone();
             let transport = http::transport(
                 &spec.name,
                 url,
                 headers,
-                spec.timeout,
-                max_message_bytes,
+                http::Options {
+                    timeout: spec.timeout,
+                    max_message_bytes,
+                    oauth: oauth.clone(),
+                    sign_in: Arc::new(move || signer.sign_in()),
+                },
                 diag.clone(),
             )?;
             return handshake(spec, host, transport, None, diag).await;

@@ -52,6 +52,8 @@ pub struct Host {
     roots: RwLock<Vec<Root>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     ui: RwLock<Option<Arc<dyn Prompter>>>,
+    /// The browser step of OAuth sign-in, once the face has one.
+    sign_in: RwLock<Option<Arc<dyn crate::auth::SignIn>>>,
     elicitation: RwLock<elicitation::Settings>,
     pub limiter: elicitation::RateLimiter,
     /// The sampling settings and the provider built from them when they were applied.
@@ -139,6 +141,7 @@ impl Host {
             roots: RwLock::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             ui: RwLock::new(None),
+            sign_in: RwLock::new(None),
             elicitation: RwLock::new(elicitation::Settings::default()),
             limiter: elicitation::RateLimiter::default(),
             sampling: RwLock::new(Arc::default()),
@@ -205,6 +208,16 @@ impl Host {
 
     pub fn ui(&self) -> Option<Arc<dyn Prompter>> {
         self.ui.read().clone()
+    }
+
+    /// Sets the browser step of OAuth sign-in (without one, a server that asks for sign-in
+    /// fails to start with a sentence saying so).
+    pub fn set_sign_in(&self, sign_in: Arc<dyn crate::auth::SignIn>) {
+        *self.sign_in.write() = Some(sign_in);
+    }
+
+    pub fn sign_in(&self) -> Option<Arc<dyn crate::auth::SignIn>> {
+        self.sign_in.read().clone()
     }
 
     pub fn set_elicitation_settings(&self, settings: elicitation::Settings) {

@@ -222,6 +222,11 @@ impl Manager {
         self.host.set_ui(ui);
     }
 
+    /// The browser step of OAuth sign-in (see [`crate::auth::SignIn`]).
+    pub fn set_sign_in(&self, sign_in: Arc<dyn crate::auth::SignIn>) {
+        self.host.set_sign_in(sign_in);
+    }
+
     /// The editor's workspace folders changed (or were first given).
     pub fn set_folders(self: &Arc<Self>, folders: Vec<Folder>) {
         self.inner().folders = folders;

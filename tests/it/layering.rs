@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["testing"],
     &["elicitation"],
     &["sampling"],
+    &["auth"],
     // 4
     &["mcp"],
     // 5

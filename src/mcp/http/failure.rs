@@ -7,6 +7,7 @@
 //! is read in one place, [`read_unexpected`] and [`is_event_too_large`]; the upstream request
 //! for structured variants is docs/upstream/rmcp-structured-errors.md.
 
+use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpError};
 use serde_json::Value;
 
@@ -54,9 +55,16 @@ impl Link {
                 ))
             }
             StreamableHttpError::AuthRequired(auth) => Failure::Exchange(format!(
-                "{url} requires authorization (HTTP 401 Unauthorized; it asks for {}); put the credentials in the server's \"headers\" (OAuth sign-in is not supported)",
+                "{url} still requires authorization after signing in (HTTP 401 Unauthorized; it asks for {})",
                 auth.www_authenticate_header
             )),
+            // The sign-in's own failure, already a sentence.
+            StreamableHttpError::Auth(AuthError::AuthorizationFailed(reason)) => {
+                Failure::Exchange(reason.clone())
+            }
+            StreamableHttpError::Auth(e) => {
+                Failure::Exchange(format!("signing in to {url} failed: {e}"))
+            }
             StreamableHttpError::InsufficientScope(scope) => Failure::Exchange(format!(
                 "{url} refused the credentials (HTTP 403 Forbidden, insufficient scope; it asks for {})",
                 scope.www_authenticate_header

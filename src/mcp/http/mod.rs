@@ -24,6 +24,7 @@
 //! connection); `session` is the HTTP client under rmcp's worker (the SSE streams and JSON bodies
 //! it hands over, the GET stream, the lost session); `failure` puts rmcp's errors into words.
 
+mod auth;
 mod failure;
 mod session;
 #[cfg(test)]
@@ -85,7 +86,7 @@ pub struct LinkError(String);
 
 /// A Streamable HTTP connection to one server, ready for the shared handshake.
 pub struct HttpTransport {
-    inner: StreamableHttpClientTransport<Client>,
+    inner: StreamableHttpClientTransport<auth::Signed>,
     link: Arc<Link>,
     injected: mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
     outbound: mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
@@ -126,15 +127,31 @@ struct Client {
     link: Arc<Link>,
 }
 
+pub use auth::SignInSource;
+
+/// What the transport needs besides the URL and headers.
+pub struct Options {
+    pub timeout: Duration,
+    pub max_message_bytes: usize,
+    pub oauth: crate::config::OAuthSpec,
+    /// The browser step of a sign-in, looked up when a server asks for one.
+    pub sign_in: SignInSource,
+}
+
 /// Builds the transport for `url`; fails (as a sentence) only on a definition it cannot use.
 pub fn transport(
     server: &str,
     url: &url::Url,
     headers: &BTreeMap<String, String>,
-    timeout: Duration,
-    max_message_bytes: usize,
+    options: Options,
     diag: Arc<Diagnostics>,
 ) -> Result<HttpTransport, String> {
+    let Options {
+        timeout,
+        max_message_bytes,
+        oauth,
+        sign_in,
+    } = options;
     let headers = custom_headers(headers)?;
     let http = crate::net::client_builder(url, timeout)
         // A response stream that is not read to its end would stall a reused connection.
@@ -178,6 +195,8 @@ pub fn transport(
         http,
         link: link.clone(),
     };
+    let keep_grants = sign_in().is_none_or(|s| s.keeps_grants());
+    let client = auth::Signed::new(client, oauth, sign_in, keep_grants);
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),
         link,

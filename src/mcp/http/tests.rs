@@ -8,17 +8,18 @@ use super::session::Inbound;
 use super::*;
 use crate::mcp::raw::{RAW_PARAMS_META, RAW_SCHEMA_META};
 
+fn options() -> Options {
+    Options {
+        timeout: Duration::from_secs(5),
+        max_message_bytes: 1 << 20,
+        oauth: Default::default(),
+        sign_in: Arc::new(|| None),
+    }
+}
+
 fn link() -> Arc<Link> {
     let url = url::Url::parse("http://user:secret@127.0.0.1:1/mcp?token=x").unwrap();
-    let t = transport(
-        "t",
-        &url,
-        &BTreeMap::new(),
-        Duration::from_secs(5),
-        1 << 20,
-        Arc::default(),
-    )
-    .unwrap();
+    let t = transport("t", &url, &BTreeMap::new(), options(), Arc::default()).unwrap();
     t.link.clone()
 }
 
@@ -133,8 +134,7 @@ async fn sse_data_is_handled_like_a_stdio_line() {
         "t",
         &url::Url::parse("http://127.0.0.1:1/mcp").unwrap(),
         &BTreeMap::new(),
-        Duration::from_secs(5),
-        1 << 20,
+        options(),
         Arc::default(),
     )
     .unwrap();
