@@ -3,11 +3,11 @@
 # `mcp-sidecar conformance`, the headless client mode, for both requirement sets.
 #
 #   scripts/conformance.sh          every client scenario each requirement set requires, minus the
-#                                   ones in conformance/expected-failures.yml (OAuth), plus the
+#                                   ones in conformance/expected-failures.yml, plus the
 #                                   client scenarios the suite added after the release; prints the
 #                                   count per set and fails on any failure. This is what CI runs.
 #   scripts/conformance.sh --all    each whole requirement set with the expected-failures baseline
-#                                   (runs the OAuth scenarios too; stale entries fail the run).
+#                                   (runs the listed ones too; stale entries fail the run).
 #   SCENARIOS="tools_call sse-retry" scripts/conformance.sh   only these (in every set that has them)
 #
 # MCP_SIDECAR_BIN picks the binary (default: a fresh debug build). Results (checks.json, the
@@ -107,7 +107,7 @@ for set in "${REQUIREMENT_SETS[@]}"; do
       printf '  %-10s %-40s %-7s %s checks, %ss\n' "$set" "$scenario" "$verdict" "${checks:-?}" "$((SECONDS - t0))"
     done < <(scenarios "$set" "$kind")
   done
-  summary+=("$set: $passed/$ran required non-OAuth client scenarios passed, plus $extra_passed/$extra_ran added after the release; $skipped OAuth scenarios in conformance/expected-failures.yml, not run")
+  summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release; $skipped in conformance/expected-failures.yml, not run")
 done
 
 echo "conformance @modelcontextprotocol/conformance@$CONFORMANCE_VERSION, $(basename "$MCP_SIDECAR_BIN") conformance, $((SECONDS - START))s:"

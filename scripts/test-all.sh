@@ -63,7 +63,7 @@ interop() {
 
 conformance() {
   # The official MCP conformance suite (pinned, on Node 24) against `mcp-sidecar conformance`:
-  # every non-OAuth client scenario of the 2025-11-25 and 2026-07-28 requirement sets.
+  # every required client scenario (OAuth sign-in included) of the 2025-11-25 and 2026-07-28 requirement sets.
   cargo build --locked
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" scripts/conformance.sh
 }

@@ -142,7 +142,10 @@ mod tests {
         assert!(uri.starts_with("http://127.0.0.1:") && uri.ends_with(CALLBACK_PATH));
         let base = uri.trim_end_matches(CALLBACK_PATH).to_owned();
         let waiting = tokio::spawn(listener.wait(Duration::from_secs(30)));
-        let client = reqwest::Client::new();
+        let client =
+            crate::net::client_builder(&url::Url::parse(&uri).unwrap(), Duration::from_secs(5))
+                .build()
+                .unwrap();
         let other = client
             .get(format!("{base}/favicon.ico"))
             .send()

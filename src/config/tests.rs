@@ -652,3 +652,47 @@ fn a_bad_sampling_openai_is_a_configuration_error_naming_the_key() {
         assert!(resolved.settings.sampling.openai.is_none());
     }
 }
+
+#[test]
+fn oauth_settings_parse_with_variables_and_are_checked() {
+    // SAFETY: a variable no other test reads.
+    unsafe { std::env::set_var("MCP_SIDECAR_OAUTH_TEST_SECRET", "s3cret") };
+    let (resolved, _) = resolve(&[editor(json!({"servers": {
+        "pre": {"url": "https://h/mcp", "oauth": {"clientId": "cid", "clientSecret": "${env:MCP_SIDECAR_OAUTH_TEST_SECRET}"}},
+        "cimd": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "https://me.example/client.json"}},
+        "none": {"url": "https://h/mcp"},
+        "secretOnly": {"url": "https://h/mcp", "oauth": {"clientSecret": "x"}},
+        "rootCimd": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "https://me.example/"}},
+        "httpCimd": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "http://me.example/c.json"}},
+    }}))]);
+    let oauth = |name: &str| match spec_named(&resolved, name).transport {
+        TransportSpec::Http { oauth, .. } => oauth,
+        other => panic!("{other:?}"),
+    };
+    let pre = oauth("pre");
+    assert_eq!(pre.client_id.as_deref(), Some("cid"));
+    assert_eq!(pre.client_secret.as_deref(), Some("s3cret"));
+    assert!(!format!("{pre:?}").contains("s3cret"), "{pre:?}");
+    assert_eq!(
+        oauth("cimd").client_metadata_url.as_deref(),
+        Some("https://me.example/client.json")
+    );
+    assert_eq!(oauth("none"), OAuthSpec::default());
+    let errors: Vec<&ConfigError> = resolved
+        .servers
+        .iter()
+        .filter_map(|s| s.as_ref().err())
+        .collect();
+    for (server, needle) in [
+        ("secretOnly", "\"clientSecret\" needs a \"clientId\""),
+        ("rootCimd", "must be an https URL with a path"),
+        ("httpCimd", "must be an https URL with a path"),
+    ] {
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.server.as_deref() == Some(server) && e.message.contains(needle)),
+            "{server}: {errors:?}"
+        );
+    }
+}

@@ -185,10 +185,11 @@ impl Authority {
         }
     }
 
-    fn browser(&self) -> Result<Arc<dyn SignIn>, String> {
+    /// The browser step; without one, `asked` says what the server wanted.
+    fn browser(&self, asked: &str) -> Result<Arc<dyn SignIn>, String> {
         (self.sign_in)().ok_or_else(|| {
             format!(
-                "{} requires sign-in (OAuth), and signing in from this editor is not available yet",
+                "{} {asked}; signing in (OAuth) from the editor is not available yet, so put the credentials in the server's \"headers\"",
                 self.shown
             )
         })
@@ -201,7 +202,9 @@ impl Authority {
         challenge: &str,
         seen: u64,
     ) -> Result<(), String> {
-        let browser = self.browser()?;
+        let browser = self.browser(&format!(
+            "requires authorization (HTTP 401 Unauthorized; it asks for {challenge})"
+        ))?;
         let mut guard = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
             return Ok(());
@@ -289,7 +292,9 @@ impl Authority {
                 self.shown
             ));
         };
-        let browser = self.browser()?;
+        let browser = self.browser(&format!(
+            "refused the credentials (HTTP 403 Forbidden, insufficient scope; it asks for {challenge})"
+        ))?;
         let manager = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
             return Ok(());
@@ -497,5 +502,74 @@ impl StreamableHttpClient for Signed {
                 max_sse_event_size,
             )
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credentials(client_id: &str, issuer: &str, received_at: u64) -> StoredCredentials {
+        let token = serde_json::from_value(serde_json::json!({
+            "access_token": "at-secret",
+            "refresh_token": "rt-secret",
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        }))
+        .unwrap();
+        StoredCredentials::new(
+            client_id.into(),
+            Some(token),
+            vec!["read".into()],
+            Some(received_at),
+        )
+        .with_issuer(Some(issuer.into()))
+    }
+
+    #[tokio::test]
+    async fn the_file_store_keeps_what_refresh_needs_per_client() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oauth.json");
+        let any = FileStore {
+            file: TokenFile::at(path.clone(), "https://s/mcp", None),
+        };
+        assert!(any.load().await.unwrap().is_none());
+        any.save(credentials("one", "https://a", 1_000))
+            .await
+            .unwrap();
+        let loaded = any.load().await.unwrap().unwrap();
+        assert_eq!(loaded.client_id, "one");
+        assert_eq!(loaded.issuer.as_deref(), Some("https://a"));
+        // Without the time it was received, rmcp could not tell when to refresh.
+        assert_eq!(loaded.token_received_at, Some(1_000));
+        assert_eq!(loaded.granted_scopes, vec!["read".to_owned()]);
+        assert!(loaded.token_response.is_some());
+
+        let two = FileStore {
+            file: TokenFile::at(path.clone(), "https://s/mcp", Some("two")),
+        };
+        assert!(two.load().await.unwrap().is_none(), "another client id");
+        two.save(credentials("two", "https://a", 2_000))
+            .await
+            .unwrap();
+        assert_eq!(two.load().await.unwrap().unwrap().client_id, "two");
+        two.clear().await.unwrap();
+        assert!(two.load().await.unwrap().is_none());
+        assert!(any.load().await.unwrap().is_some(), "the other grant stays");
+    }
+
+    #[tokio::test]
+    async fn a_damaged_grant_is_a_store_error_without_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oauth.json");
+        let file = TokenFile::at(path, "https://s/mcp", None);
+        file.save(None, "c", serde_json::json!({"access_token": "at-secret"}))
+            .unwrap();
+        let error = FileStore { file }.load().await.err().unwrap();
+        assert!(
+            matches!(error, AuthError::CredentialStoreError(_)),
+            "{error}"
+        );
+        assert!(!error.to_string().contains("at-secret"), "{error}");
     }
 }
