@@ -2,9 +2,10 @@
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned) against
 # `mcp-sidecar conformance`, the headless client mode, for both requirement sets.
 #
-#   scripts/conformance.sh          every client scenario each requirement set requires, minus the
-#                                   ones in conformance/expected-failures.yml, plus the
-#                                   client scenarios the suite added after the release; prints the
+#   scripts/conformance.sh          every client scenario each requirement set requires, plus the
+#                                   client scenarios the suite added after the release and its
+#                                   client extension scenarios (forced: the suite does not score
+#                                   them), minus the ones in conformance/expected-failures.yml; prints the
 #                                   count per set and fails on any failure. This is what CI runs.
 #   scripts/conformance.sh --all    each whole requirement set with the expected-failures baseline
 #                                   (runs the listed ones too; stale entries fail the run).
@@ -53,16 +54,17 @@ CLIENT="$MCP_SIDECAR_BIN conformance --log-level info"
 
 # ---------------------------------------------------------------- scenario lists
 expected() { sed -n 's/^ *- *\([^ #]*\).*/\1/p' "$BASELINE"; }
-# Client scenarios a set requires, then (after a blank line) the client ones it lists as added
-# after its release.
-scenarios() { # $1 = requirement set, $2 = required|added
+# Client scenarios a set requires, the client ones it lists as added after its release, and its
+# (unscored) client extension scenarios, which the suite runs only when forced.
+scenarios() { # $1 = requirement set, $2 = required|added|extension
   "$SUITE" list --client --requirements "$1" 2>&1 | awk -v want="$2" '
     /^Client scenarios/ { section = "required"; next }
     /^Run and reported/ { section = "unscored"; next }
     /^  added-after-release/ { sub_ = "added"; next }
+    /^  extension/ { sub_ = "extension"; next }
     /^  [a-z-]+ \([0-9]+\):/ { sub_ = ""; next }
     section == "required" && want == "required" && /^  - / { print $2 }
-    section == "unscored" && sub_ == "added" && want == "added" && /\[client\]/ { print $2 }'
+    section == "unscored" && sub_ == want && want != "required" && /\[client\]/ { print $2 }'
 }
 selected() { [ -z "${SCENARIOS:-}" ] || [[ " $SCENARIOS " == *" $1 "* ]]; }
 
@@ -80,8 +82,10 @@ mapfile -t skip < <(expected)
 summary=()
 failed=()
 for set in "${REQUIREMENT_SETS[@]}"; do
-  passed=0 ran=0 skipped=0 extra_passed=0 extra_ran=0
-  for kind in required added; do
+  passed=0 ran=0 skipped=0 extra_passed=0 extra_ran=0 ext_passed=0 ext_ran=0
+  for kind in required added extension; do
+    force=()
+    [ "$kind" = extension ] && force=(--force)
     while read -r scenario; do
       [ -n "$scenario" ] || continue
       if [[ " ${skip[*]} " == *" $scenario "* ]]; then
@@ -93,21 +97,29 @@ for set in "${REQUIREMENT_SETS[@]}"; do
       rm -rf "$out" && mkdir -p "$out"
       t0=$SECONDS
       if "$SUITE" client --command "$CLIENT" --scenario "$scenario" --spec-version "$set" \
-        --timeout 30000 -o "$out" >"$out/suite.log" 2>&1 &&
+        "${force[@]}" --timeout 30000 -o "$out" >"$out/suite.log" 2>&1 &&
         grep -q "OVERALL: PASSED" "$out/suite.log"; then
         verdict=passed
-        if [ "$kind" = required ]; then passed=$((passed + 1)); else extra_passed=$((extra_passed + 1)); fi
+        case $kind in
+          required) passed=$((passed + 1)) ;;
+          added) extra_passed=$((extra_passed + 1)) ;;
+          extension) ext_passed=$((ext_passed + 1)) ;;
+        esac
       else
         verdict=FAILED
         failed+=("$set $scenario")
         sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | grep -E "FAILURE|WARNING|Error|exited|timed out" | head -20 >&2 || true
       fi
-      if [ "$kind" = required ]; then ran=$((ran + 1)); else extra_ran=$((extra_ran + 1)); fi
+      case $kind in
+        required) ran=$((ran + 1)) ;;
+        added) extra_ran=$((extra_ran + 1)) ;;
+        extension) ext_ran=$((ext_ran + 1)) ;;
+      esac
       checks="$(sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | sed -n 's/^Passed: \([0-9]*\/[0-9]*\).*/\1/p' | tail -1)"
       printf '  %-10s %-40s %-7s %s checks, %ss\n' "$set" "$scenario" "$verdict" "${checks:-?}" "$((SECONDS - t0))"
     done < <(scenarios "$set" "$kind")
   done
-  summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release; $skipped in conformance/expected-failures.yml, not run")
+  summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release and $ext_passed/$ext_ran unscored extensions; $skipped in conformance/expected-failures.yml, not run")
 done
 
 echo "conformance @modelcontextprotocol/conformance@$CONFORMANCE_VERSION, $(basename "$MCP_SIDECAR_BIN") conformance, $((SECONDS - START))s:"

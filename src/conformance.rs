@@ -124,6 +124,9 @@ impl Run {
                 oauth["clientSecret"] = secret.into();
             }
         }
+        if self.scenario == "auth/client-credentials-basic" {
+            oauth["grant"] = "client_credentials".into();
+        }
         json!({
             "servers": {
                 SERVER: {

@@ -16,8 +16,8 @@ pub mod workspace;
 pub use file::{MAX_FILE_BYTES, read_small_file};
 pub use sampling::OpenAiConfig;
 pub use server::{
-    OAuthSpec, ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec, TrustInfo,
-    resolve_executable,
+    OAuthGrant, OAuthSpec, ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec,
+    TrustInfo, resolve_executable,
 };
 pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
 pub use user_file::{UserFile, user_config_path};

@@ -93,6 +93,16 @@ pub struct OAuthSpec {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
     pub client_metadata_url: Option<String>,
+    /// `grant`: `"authorization_code"` (default: a person signs in) or `"client_credentials"`
+    /// (a machine client: `clientId` and `clientSecret`, no browser).
+    pub grant: OAuthGrant,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OAuthGrant {
+    #[default]
+    AuthorizationCode,
+    ClientCredentials,
 }
 
 impl std::fmt::Debug for OAuthSpec {
@@ -101,6 +111,7 @@ impl std::fmt::Debug for OAuthSpec {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
             .finish()
     }
 }
@@ -117,11 +128,29 @@ fn parse_oauth(obj: &serde_json::Map<String, Value>) -> Result<OAuthSpec, String
             .map(|v| v.filter(|s| !s.trim().is_empty()))
             .map_err(|e| format!("\"oauth\": {e}"))
     };
+    let grant = match field("grant")?.as_deref() {
+        None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
+        Some("client_credentials") => OAuthGrant::ClientCredentials,
+        Some(other) => {
+            return Err(format!(
+                "\"oauth\": \"grant\" must be \"authorization_code\" or \"client_credentials\", not \"{other}\""
+            ));
+        }
+    };
     let spec = OAuthSpec {
         client_id: field("clientId")?,
         client_secret: field("clientSecret")?,
         client_metadata_url: field("clientMetadataUrl")?,
+        grant,
     };
+    if grant == OAuthGrant::ClientCredentials
+        && (spec.client_id.is_none() || spec.client_secret.is_none())
+    {
+        return Err(
+            "\"oauth\": \"grant\": \"client_credentials\" needs \"clientId\" and \"clientSecret\""
+                .into(),
+        );
+    }
     if spec.client_secret.is_some() && spec.client_id.is_none() {
         return Err("\"oauth\": \"clientSecret\" needs a \"clientId\"".into());
     }

@@ -664,6 +664,9 @@ fn oauth_settings_parse_with_variables_and_are_checked() {
         "secretOnly": {"url": "https://h/mcp", "oauth": {"clientSecret": "x"}},
         "rootCimd": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "https://me.example/"}},
         "httpCimd": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "http://me.example/c.json"}},
+        "machine": {"url": "https://h/mcp", "oauth": {"grant": "client_credentials", "clientId": "m", "clientSecret": "x"}},
+        "machineNoSecret": {"url": "https://h/mcp", "oauth": {"grant": "client_credentials", "clientId": "m"}},
+        "badGrant": {"url": "https://h/mcp", "oauth": {"grant": "password"}},
     }}))]);
     let oauth = |name: &str| match spec_named(&resolved, name).transport {
         TransportSpec::Http { oauth, .. } => oauth,
@@ -678,6 +681,8 @@ fn oauth_settings_parse_with_variables_and_are_checked() {
         Some("https://me.example/client.json")
     );
     assert_eq!(oauth("none"), OAuthSpec::default());
+    assert_eq!(oauth("none").grant, OAuthGrant::AuthorizationCode);
+    assert_eq!(oauth("machine").grant, OAuthGrant::ClientCredentials);
     let errors: Vec<&ConfigError> = resolved
         .servers
         .iter()
@@ -687,6 +692,8 @@ fn oauth_settings_parse_with_variables_and_are_checked() {
         ("secretOnly", "\"clientSecret\" needs a \"clientId\""),
         ("rootCimd", "must be an https URL with a path"),
         ("httpCimd", "must be an https URL with a path"),
+        ("machineNoSecret", "needs \"clientId\" and \"clientSecret\""),
+        ("badGrant", "\"grant\" must be"),
     ] {
         assert!(
             errors

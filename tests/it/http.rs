@@ -173,6 +173,12 @@ async fn http_failures_are_person_readable() {
         "{}",
         m("unauthorized")
     );
+    // No editor here to sign in with: the status says so (and what to do instead).
+    assert!(
+        m("unauthorized").contains("signing in (OAuth) from the editor is not available yet"),
+        "{}",
+        m("unauthorized")
+    );
     assert!(
         m("webPage").starts_with(&format!(
             "{} did not answer like an MCP server: it sent \"text/html\"",

@@ -27,7 +27,8 @@ use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, StoredCredentials, WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, StoredCredentials,
+    WWWAuthenticateParams,
 };
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
@@ -40,7 +41,7 @@ use super::{Client, HttpError};
 use crate::auth::SignIn;
 use crate::auth::callback::Listener;
 use crate::auth::tokens::TokenFile;
-use crate::config::OAuthSpec;
+use crate::config::{OAuthGrant, OAuthSpec};
 
 /// Sign-ins (or step-ups) one request may go through before its error stands.
 pub(super) const MAX_ROUNDS: usize = 3;
@@ -202,6 +203,9 @@ impl Authority {
         challenge: &str,
         seen: u64,
     ) -> Result<(), String> {
+        if self.oauth.grant == OAuthGrant::ClientCredentials {
+            return self.client_credentials(manager, challenge, seen).await;
+        }
         let browser = self.browser(&format!(
             "requires authorization (HTTP 401 Unauthorized; it asks for {challenge})"
         ))?;
@@ -276,6 +280,53 @@ impl Authority {
             tracing::info!(server = %self.server, "signed in");
         }
         outcome
+    }
+
+    /// A machine client (`grant: "client_credentials"`): the token straight from the token
+    /// endpoint, no browser. The `resource` is the server's URL.
+    async fn client_credentials(
+        &self,
+        manager: &Mutex<AuthorizationManager>,
+        challenge: &str,
+        seen: u64,
+    ) -> Result<(), String> {
+        let mut manager = manager.lock().await;
+        if self.rounds.load(Ordering::SeqCst) != seen {
+            return Ok(());
+        }
+        self.rounds.fetch_add(1, Ordering::SeqCst);
+        let (Some(client_id), Some(client_secret)) =
+            (&self.oauth.client_id, &self.oauth.client_secret)
+        else {
+            return Err("\"oauth\": client credentials need a clientId and a clientSecret".into());
+        };
+        let fail = |e: AuthError| format!("signing in to {} failed: {}", self.shown, words(&e));
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .map_err(fail)?;
+        manager.set_metadata(resolution.metadata);
+        let scopes = WWWAuthenticateParams::parse(challenge, &self.url)
+            .scope
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let mut resource = self.url.clone();
+        resource.set_fragment(None);
+        let config = ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: client_secret.clone(),
+            scopes,
+            resource: Some(resource.to_string()),
+        };
+        manager
+            .configure_client_credentials(&config)
+            .map_err(fail)?;
+        manager
+            .exchange_client_credentials(&config)
+            .await
+            .map_err(fail)?;
+        tracing::info!(server = %self.server, "signed in (client credentials)");
+        Ok(())
     }
 
     /// A `403 insufficient_scope`: authorize again with the union of the scopes.
@@ -397,15 +448,15 @@ impl StreamableHttpClient for Signed {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.signed(|inner| {
-            inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
+        let limits = self.client.limits();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
         .await
     }
 
@@ -418,16 +469,16 @@ impl StreamableHttpClient for Signed {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.signed(|inner| {
-            inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
+        let mut limits = self.client.limits();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
         .await
     }
 

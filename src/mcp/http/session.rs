@@ -201,7 +201,7 @@ pub(super) enum Inbound {
 }
 
 impl Client {
-    fn limits(&self) -> StreamableHttpResponseLimits {
+    pub(super) fn limits(&self) -> StreamableHttpResponseLimits {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_json_response_size = self.link.max_bytes;
         limits.max_sse_event_size = self.link.max_bytes.saturating_add(SSE_FRAMING_SLACK);
