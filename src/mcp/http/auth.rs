@@ -206,13 +206,13 @@ impl Authority {
         if self.oauth.grant == OAuthGrant::ClientCredentials {
             return self.client_credentials(manager, challenge, seen).await;
         }
-        let browser = self.browser(&format!(
-            "requires authorization (HTTP 401 Unauthorized; it asks for {challenge})"
-        ))?;
         let mut guard = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
             return Ok(());
         }
+        let browser = self.browser(&format!(
+            "requires authorization (HTTP 401 Unauthorized; it asks for {challenge})"
+        ))?;
         let listener = Listener::bind(0).await?;
         let redirect_uri = listener.redirect_uri();
         let mut manager = std::mem::replace(
@@ -343,13 +343,13 @@ impl Authority {
                 self.shown
             ));
         };
-        let browser = self.browser(&format!(
-            "refused the credentials (HTTP 403 Forbidden, insufficient scope; it asks for {challenge})"
-        ))?;
         let manager = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
             return Ok(());
         }
+        let browser = self.browser(&format!(
+            "refused the credentials (HTTP 403 Forbidden, insufficient scope; it asks for {challenge})"
+        ))?;
         self.rounds.fetch_add(1, Ordering::SeqCst);
         let redirect_uri = self.redirect_uri.lock().clone();
         let listener = Listener::bind_for(redirect_uri.as_deref()).await?;
@@ -559,6 +559,86 @@ impl StreamableHttpClient for Signed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sign-in state for a server on a closed port, with no browser step.
+    async fn no_browser(grant: OAuthGrant) -> (Signed, Arc<Mutex<AuthorizationManager>>) {
+        let url = url::Url::parse("http://127.0.0.1:1/mcp").unwrap();
+        let options = super::super::Options {
+            timeout: Duration::from_secs(5),
+            max_message_bytes: 1 << 20,
+            oauth: OAuthSpec::default(),
+            sign_in: Arc::new(|| None),
+        };
+        let t = super::super::transport("t", &url, &Default::default(), options, Arc::default())
+            .unwrap();
+        let client = Client {
+            http: t.link.http.clone(),
+            link: t.link.clone(),
+        };
+        let oauth = OAuthSpec {
+            grant,
+            ..OAuthSpec::default()
+        };
+        let signed = Signed::new(client, oauth, Arc::new(|| None), false);
+        let manager = signed.auth().await.ok().unwrap().auth_manager.clone();
+        (signed, manager)
+    }
+
+    #[tokio::test]
+    async fn without_a_browser_step_the_status_says_what_the_server_asked() {
+        let (signed, manager) = no_browser(OAuthGrant::AuthorizationCode).await;
+        let a = &signed.authority;
+        let e = a
+            .sign_in(&manager, "Bearer realm=\"x\"", 0)
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains(
+                "requires authorization (HTTP 401 Unauthorized; it asks for Bearer realm=\"x\")"
+            ) && e.contains("not available yet"),
+            "{e}"
+        );
+        let e = a
+            .step_up(
+                &manager,
+                "Bearer error=\"insufficient_scope\", scope=\"admin\"",
+                0,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("HTTP 403 Forbidden, insufficient scope") && e.contains("scope=\"admin\""),
+            "{e}"
+        );
+        // A step-up needs to know the scope to ask for.
+        let e = a
+            .step_up(&manager, "Bearer error=\"insufficient_scope\"", 0)
+            .await
+            .unwrap_err();
+        assert!(e.contains("without saying which scope"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn client_credentials_need_the_client_and_its_secret() {
+        let (signed, manager) = no_browser(OAuthGrant::ClientCredentials).await;
+        let e = signed
+            .authority
+            .sign_in(&manager, "Bearer", 0)
+            .await
+            .unwrap_err();
+        assert!(e.contains("need a clientId and a clientSecret"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_request_that_waited_for_another_sign_in_does_not_start_its_own() {
+        let (signed, manager) = no_browser(OAuthGrant::AuthorizationCode).await;
+        signed.authority.rounds.store(1, Ordering::SeqCst);
+        // Seen before the other sign-in: nothing to do (no browser step was needed for it).
+        assert_eq!(
+            signed.authority.sign_in(&manager, "Bearer", 0).await,
+            Ok(())
+        );
+    }
 
     fn credentials(client_id: &str, issuer: &str, received_at: u64) -> StoredCredentials {
         let token = serde_json::from_value(serde_json::json!({
