@@ -31,6 +31,8 @@ pub const CMD_RESTART_SERVER: &str = "mcp-sidecar.restartServer";
 pub const CMD_OPEN_SAMPLING_LOG: &str = "mcp-sidecar.openSamplingLog";
 pub const CMD_TRUST_SERVER: &str = "mcp-sidecar.trustServer";
 pub const CMD_UNTRUST_SERVER: &str = "mcp-sidecar.untrustServer";
+pub const CMD_SIGN_IN: &str = "mcp-sidecar.signIn";
+pub const CMD_SIGN_OUT: &str = "mcp-sidecar.signOut";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -40,6 +42,8 @@ pub const COMMANDS: &[&str] = &[
     CMD_OPEN_SAMPLING_LOG,
     CMD_TRUST_SERVER,
     CMD_UNTRUST_SERVER,
+    CMD_SIGN_IN,
+    CMD_SIGN_OUT,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -240,6 +244,9 @@ pub enum ServerState {
     Stopped,
     Failed,
     NeedsTrust,
+    /// An HTTP server answered `401` and nobody is signed in (or the grant was revoked, or the
+    /// person signed out); `message` names the authorization server's host.
+    NeedsAuth,
 }
 
 /// `mcp-sidecar/serverStatus` params (also one row of `mcp-sidecar.listServers`).
@@ -267,6 +274,26 @@ pub struct ServerSummary {
     pub server_info: Option<Value>,
     pub tool_count: usize,
     pub restarts: u32,
+    /// The sign-in of an `http` server that uses OAuth (it asked for it, or a grant is stored).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthSummary>,
+}
+
+/// `auth` of a `mcp-sidecar.listServers` row: what is known of the server's sign-in. Never a
+/// token.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthSummary {
+    pub signed_in: bool,
+    /// The authorization server (its `issuer`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The scopes granted.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub scopes: Vec<String>,
+    /// When the access token expires, in seconds since the Unix epoch (it is refreshed before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
 }
 
 /// One row of `mcp-sidecar.listTools`.
@@ -298,10 +325,22 @@ pub struct CallToolArgs {
     pub arguments: Option<serde_json::Map<String, Value>>,
 }
 
-/// `mcp-sidecar.trustServer` / `mcp-sidecar.untrustServer` argument.
+/// The argument of the commands on one named server: `mcp-sidecar.trustServer`,
+/// `untrustServer`, `signIn`, `signOut`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TrustServerArgs {
+pub struct ServerArgs {
     pub server: String,
+}
+
+/// `mcp-sidecar.signOut` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignOutResult {
+    pub server: String,
+    pub signed_out: bool,
+    /// Whether the authorization server confirmed the revocation (RFC 7009); `false` when it
+    /// offers none or could not be reached (the grant is forgotten either way).
+    pub revoked: bool,
 }
 
 /// `mcp-sidecar.restartServer` argument.

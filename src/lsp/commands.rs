@@ -15,7 +15,7 @@ use super::gate::Gate;
 use crate::contract::CallError;
 use crate::contract::{
     self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
-    RestartServerArgs, TrustServerArgs,
+    RestartServerArgs, ServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
 use crate::mcp::{Manager, ProgressUpdate};
@@ -57,7 +57,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         }
         contract::CMD_OPEN_SAMPLING_LOG => open_sampling_log(cx).await?,
         contract::CMD_TRUST_SERVER | contract::CMD_UNTRUST_SERVER => {
-            let args: TrustServerArgs = parse_arg(arg)?;
+            let args: ServerArgs = parse_arg(arg)?;
             set_trust(
                 cx,
                 &args.server,

@@ -316,6 +316,7 @@ impl Manager {
                         .as_ref()
                         .map_or(0, |c| c.cached_tool_count()),
                     restarts: state.restarts,
+                    auth: None,
                 }
             })
             .collect()

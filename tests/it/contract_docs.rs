@@ -135,6 +135,9 @@ fn examples_match_the_rust_types() {
     round_trips::<CancelPromptParams>("cancelPrompt.params");
     round_trips::<ClipboardParams>("clipboard.params");
     round_trips::<ServerStatusParams>("serverStatus.params");
+    round_trips::<ServerStatusParams>("serverStatus.needsAuth");
+    round_trips::<ServerArgs>("signIn.argument");
+    round_trips::<SignOutResult>("signOut.result");
     round_trips::<Vec<ServerSummary>>("listServers.result");
     round_trips::<Vec<ToolSummary>>("listTools.result");
     round_trips::<CallToolArgs>("callTool.argument");
