@@ -39,6 +39,8 @@ pub struct Connection {
     pub protocol_version: String,
     pub modern: bool,
     pub server_info: Option<Value>,
+    /// The sign-in of an `http` server.
+    auth: Option<Arc<crate::auth::status::Status>>,
     tools: Arc<ToolCache>,
     diag: Arc<Diagnostics>,
     timeout: Duration,
@@ -84,12 +86,12 @@ pub async fn connect(
                     max_message_bytes,
                     oauth: oauth.clone(),
                     sign_in: Arc::new(move || signer.sign_in()),
-                    status: auth,
+                    status: auth.clone(),
                     clock: host.clock(&spec.name),
                 },
                 diag.clone(),
             )?;
-            return handshake(spec, host, transport, None, diag).await;
+            return handshake(spec, host, transport, None, diag, Some(auth)).await;
         }
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
@@ -100,7 +102,7 @@ pub async fn connect(
         max_message_bytes,
         diag.clone(),
     );
-    handshake(spec, host, transport, Some(spawned.process), diag).await
+    handshake(spec, host, transport, Some(spawned.process), diag, None).await
 }
 
 /// The handshake, the same over every transport; `process` is the stdio server's, if any.
@@ -110,6 +112,7 @@ async fn handshake<T, E, A>(
     transport: T,
     mut process: Option<ServerProcess>,
     diag: Arc<Diagnostics>,
+    auth: Option<Arc<crate::auth::status::Status>>,
 ) -> Result<Started, String>
 where
     T: IntoTransport<RoleClient, E, A>,
@@ -173,6 +176,7 @@ where
         protocol_version,
         modern,
         server_info,
+        auth,
         tools,
         diag,
         timeout: spec.timeout,
@@ -432,6 +436,15 @@ impl Connection {
 
     /// Maps rmcp's errors; a closed transport becomes the clearest reason known.
     pub fn service_error(&self, error: ServiceError) -> CallError {
+        // A request that failed because the sign-in is gone says so, whichever way rmcp
+        // reports the transport's refusal.
+        if let Some(need) = self.auth.as_ref().and_then(|a| a.needed()) {
+            return CallError::NotRunning {
+                server: self.server.to_string(),
+                state: "needsAuth".into(),
+                detail: Some(need.message),
+            };
+        }
         match error {
             ServiceError::McpError(e) => CallError::Server {
                 server: self.server.to_string(),
