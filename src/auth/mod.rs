@@ -9,6 +9,7 @@
 //! server approves at once); the editor's (phase 2) asks the person first and opens the browser.
 
 pub mod callback;
+pub mod keyring;
 pub mod tokens;
 
 use futures::future::BoxFuture;
