@@ -303,11 +303,11 @@ impl TokenFile {
         };
         match grant.store {
             Store::File => grant.credentials.map(Some).ok_or_else(|| self.damaged()),
-            Store::SecretService => self.from_secret_service(&key, grant.revision),
+            Store::SecretService => self.read_secret(&key, grant.revision),
         }
     }
 
-    fn from_secret_service(
+    fn read_secret(
         &self,
         key: &str,
         revision: Option<String>,
