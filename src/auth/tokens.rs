@@ -307,11 +307,7 @@ impl TokenFile {
         }
     }
 
-    fn read_secret(
-        &self,
-        key: &str,
-        revision: Option<String>,
-    ) -> io::Result<Option<Value>> {
+    fn read_secret(&self, key: &str, revision: Option<String>) -> io::Result<Option<Value>> {
         if let Some(revision) = &revision
             && let Some((known, value)) = READ.lock().get(key)
             && known == revision

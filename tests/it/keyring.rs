@@ -3,16 +3,20 @@
 //! the unit tier; outside that session a test says it is skipped, and fails when `CI=true`.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::Command;
 
 use mcp_sidecar::auth::keyring;
 use mcp_sidecar::auth::tokens::{self, Choice, Store, TokenFile};
 use serde_json::{Value, json};
 
-/// Whether the session is there; without it, skipped (or, in CI, a failure).
-fn in_session(test: &str) -> bool {
+/// A directory for the credentials file, and the file's path in it, when the session is there;
+/// without it `None`: skipped (or, in CI, a failure).
+fn in_session(test: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     if std::env::var_os("MCP_SIDECAR_KEYRING_SESSION").is_some() {
-        return true;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(tokens::FILE_NAME);
+        return Some((dir, path));
     }
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
@@ -23,7 +27,7 @@ fn in_session(test: &str) -> bool {
         std::io::stderr(),
         "{test}: skipped, no Secret Service session (scripts/keyring-test.sh starts one)"
     );
-    false
+    None
 }
 
 /// A server URL no other test (or earlier run) uses: the keyring outlives a test.
@@ -65,11 +69,11 @@ fn lookup(key: &str) -> Option<String> {
 #[test]
 #[ignore = "needs a Secret Service session: scripts/keyring-test.sh"]
 fn a_grant_goes_to_the_secret_service_not_the_file_and_clear_removes_it() {
-    if !in_session("a_grant_goes_to_the_secret_service_not_the_file_and_clear_removes_it") {
+    let Some((_dir, path)) =
+        in_session("a_grant_goes_to_the_secret_service_not_the_file_and_clear_removes_it")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(tokens::FILE_NAME);
+    };
     let server = server("one");
     let issuer = "https://auth.keyring-test.invalid";
     let grants = TokenFile::at(path.clone(), &server, None).with_store(Choice::Auto);
@@ -140,11 +144,11 @@ fn a_grant_goes_to_the_secret_service_not_the_file_and_clear_removes_it() {
 #[test]
 #[ignore = "needs a Secret Service session: scripts/keyring-test.sh"]
 fn a_grant_is_found_wherever_it_was_saved_and_moves_with_the_next_save() {
-    if !in_session("a_grant_is_found_wherever_it_was_saved_and_moves_with_the_next_save") {
+    let Some((_dir, path)) =
+        in_session("a_grant_is_found_wherever_it_was_saved_and_moves_with_the_next_save")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(tokens::FILE_NAME);
+    };
     let server = server("two");
     let key = tokens::key(&server, None, "client-1");
     let in_file = TokenFile::at(path.clone(), &server, None);
