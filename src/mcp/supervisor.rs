@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::connection::{self, Connection, Started};
 use super::host::{Event, Host, LogLevel};
 use super::process::{Diagnostics, describe_exit};
+use crate::auth::status::Status as AuthStatus;
 use crate::config::ServerSpec;
 use crate::contract::{ServerState, ServerStatusParams};
 use crate::guard;
@@ -33,6 +34,8 @@ pub struct SlotState {
     pub restarts: u32,
     /// The roots this server was last told about (legacy `roots/list_changed` bookkeeping).
     pub roots_seen: Vec<Root>,
+    /// How many times the server entered `starting`.
+    pub starts: u64,
 }
 
 pub struct Slot {
@@ -43,6 +46,10 @@ pub struct Slot {
     control: Option<mpsc::UnboundedSender<Control>>,
     retired: AtomicBool,
     host: Arc<Host>,
+    /// The server's sign-in (OAuth), shared with the transports of its connections.
+    pub auth: Arc<AuthStatus>,
+    /// Bumped on every state change (see [`Slot::restart_and_settle`]).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 /// Limits that apply to every server, from the settings.
@@ -76,11 +83,14 @@ impl Slot {
                 connection: None,
                 restarts: 0,
                 roots_seen: Vec::new(),
+                starts: 0,
             }),
             name,
             control: None,
             retired: AtomicBool::new(false),
             host,
+            auth: Arc::default(),
+            changes: tokio::sync::watch::Sender::new(0),
         });
         slot.publish();
         slot
@@ -103,11 +113,14 @@ impl Slot {
                 connection: None,
                 restarts: 0,
                 roots_seen: Vec::new(),
+                starts: 0,
             }),
             spec: Some(spec),
             control: Some(tx),
             retired: AtomicBool::new(false),
             host,
+            auth: Arc::default(),
+            changes: tokio::sync::watch::Sender::new(0),
         });
         tokio::spawn(supervise_guarded(slot.clone(), limits, rx));
         slot
@@ -125,6 +138,38 @@ impl Slot {
         self.control
             .as_ref()
             .is_some_and(|c| c.send(Control::Restart).is_ok())
+    }
+
+    /// Restarts the server and waits until that start has ended (running, failed, waiting for
+    /// trust or a sign-in, stopped); `None` when the slot cannot be restarted.
+    pub async fn restart_and_settle(&self) -> Option<ServerStatusParams> {
+        let mut changes = self.changes.subscribe();
+        let starts = self.lock().starts;
+        if !self.restart() {
+            return None;
+        }
+        loop {
+            {
+                let state = self.lock();
+                if state.starts > starts && state.status.state != ServerState::Starting {
+                    return Some(state.status.clone());
+                }
+            }
+            changes.changed().await.ok()?;
+        }
+    }
+
+    /// Waits (at most `within`) until the server is no longer running.
+    pub async fn left_running(&self, within: Duration) {
+        let mut changes = self.changes.subscribe();
+        let _ = tokio::time::timeout(within, async {
+            while self.lock().status.state == ServerState::Running {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
     }
 
     /// Stops the server and waits (bounded by the caller) until it is down. A retired slot
@@ -148,6 +193,9 @@ impl Slot {
     ) {
         {
             let mut s = self.lock();
+            if state == ServerState::Starting {
+                s.starts += 1;
+            }
             s.status.state = state;
             s.status.message = message;
             s.status.protocol_version = connection.as_ref().map(|c| c.protocol_version.clone());
@@ -156,6 +204,7 @@ impl Slot {
             }
             s.connection = connection;
         }
+        self.changes.send_modify(|n| *n += 1);
         self.publish();
     }
 
@@ -177,6 +226,8 @@ enum Next {
     Retry,
     Restart,
     Stop(Option<oneshot::Sender<()>>),
+    /// Waiting for the person (a sign-in): no retry until restarted.
+    Wait,
 }
 
 /// [`supervise`] under the panic guard. A panic in it (a bug) drops the connection and the
@@ -211,7 +262,7 @@ async fn supervise_guarded(
                 }
                 return;
             }
-            Next::Restart | Next::Retry => {}
+            Next::Restart | Next::Retry | Next::Wait => {}
         }
     }
 }
@@ -226,6 +277,7 @@ async fn supervise(
     };
     let mut failures: u32 = 0;
     loop {
+        slot.auth.clear_need();
         slot.set(ServerState::Starting, None, None);
         let diag = Arc::new(Diagnostics::default());
         let connecting = connection::connect(
@@ -233,10 +285,16 @@ async fn supervise(
             slot.host.clone(),
             limits.max_message_bytes,
             diag.clone(),
+            slot.auth.clone(),
         );
         let next = tokio::select! {
             started = connecting => match started {
                 Ok(started) => run_connected(&slot, started, &diag, control, &mut failures).await,
+                Err(message) if slot.auth.needed().is_some() => {
+                    tracing::info!(server = %slot.name, "waiting for a sign-in: {message}");
+                    needs_auth(&slot);
+                    Next::Wait
+                }
                 Err(message) => {
                     tracing::warn!(server = %slot.name, "failed to start: {message}");
                     if failures == 0 {
@@ -260,6 +318,19 @@ async fn supervise(
                 failures = 0;
                 continue;
             }
+            Next::Wait => match on_control(control.recv().await) {
+                Next::Stop(ack) => {
+                    slot.set(ServerState::Stopped, None, None);
+                    if let Some(ack) = ack {
+                        let _ = ack.send(());
+                    }
+                    return;
+                }
+                _ => {
+                    failures = 0;
+                    continue;
+                }
+            },
             Next::Retry => {}
         }
         failures += 1;
@@ -293,10 +364,16 @@ async fn supervise(
                 }
                 return;
             }
-            Next::Restart => failures = 0,
+            Next::Restart | Next::Wait => failures = 0,
             Next::Retry => slot.lock().restarts += 1,
         }
     }
+}
+
+/// The server waits for a sign-in: `needsAuth`, with why.
+fn needs_auth(slot: &Slot) {
+    let message = slot.auth.needed().map(|need| need.message);
+    slot.set(ServerState::NeedsAuth, message, None);
 }
 
 fn on_control(control: Option<Control>) -> Next {
@@ -333,7 +410,17 @@ async fn run_connected(
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
+    let auth = slot.auth.clone();
     tokio::select! {
+        need = auth.lost() => {
+            // The sign-in was declined, revoked beyond refresh, or signed out: the connection
+            // ends (its pending calls fail) and the server waits for a sign-in.
+            tracing::info!(server = %slot.name, "the sign-in is gone: {}", need.message);
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+            needs_auth(slot);
+            Next::Wait
+        }
         _ = &mut waiting => {
             let status = match process.as_mut() {
                 Some(process) => match process.try_status() {
