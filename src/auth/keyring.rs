@@ -216,18 +216,6 @@ fn on_path(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// Runs blocking `work` (a `secret-tool` call) without stalling the tokio worker it is called
-/// on, when there is one that may block.
-pub fn blocking<T>(work: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(work)
-        }
-        _ => work(),
-    }
-}
-
 /// An `io::Error` carrying a sentence from here.
 pub fn error(sentence: String) -> io::Error {
     io::Error::other(sentence)

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::keyring::{self, SecretService, blocking};
+use super::keyring::{self, SecretService};
 use crate::store;
 
 /// The file's name in the state directory.
@@ -164,7 +164,7 @@ fn probed() -> Option<SecretService> {
                 );
                 return None;
             };
-            match blocking(|| service.probe()) {
+            match service.probe() {
                 Ok(()) => {
                     tracing::info!("sign-in grants are kept in the secret service");
                     Some(service)
@@ -176,6 +176,15 @@ fn probed() -> Option<SecretService> {
             }
         })
         .clone()
+}
+
+/// Runs `work` on tokio's blocking threads.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| io::Error::other("the credentials store's task ended early"))?
 }
 
 /// The credentials file of one server URL (and, when configured, one client id).
@@ -315,7 +324,7 @@ impl TokenFile {
             return Ok(Some(value.clone()));
         }
         let service = self.reader()?;
-        let text = blocking(|| service.lookup(key)).map_err(|e| {
+        let text = service.lookup(key).map_err(|e| {
             keyring::error(format!(
                 "the grant for {} could not be read from the secret service: {e}",
                 self.server
@@ -377,7 +386,7 @@ impl TokenFile {
         if let Some((service, asked)) = self.writer()? {
             let text = serde_json::to_string(&credentials).map_err(io::Error::other)?;
             let label = format!("mcp-sidecar sign-in for {}", self.server);
-            match blocking(|| service.store(&key, &label, &text)) {
+            match service.store(&key, &label, &text) {
                 Ok(()) => {
                     let revision = new_revision();
                     READ.lock()
@@ -421,7 +430,7 @@ impl TokenFile {
     fn remove_secret(&self, key: &str) -> io::Result<()> {
         READ.lock().remove(key);
         let service = self.reader()?;
-        blocking(|| service.clear(key)).map_err(|e| {
+        service.clear(key).map_err(|e| {
             keyring::error(format!(
                 "the grant for {} is forgotten, but the secret service still holds it (service \
                  {}, key {key}): {e}",
@@ -429,6 +438,30 @@ impl TokenFile {
                 keyring::SERVICE
             ))
         })
+    }
+
+    /// [`TokenFile::load`] on a blocking thread (the secret service may take seconds, and the
+    /// sidecar's runtime has one thread).
+    pub async fn load_async(&self) -> io::Result<Option<Value>> {
+        let file = self.clone();
+        off_runtime(move || file.load()).await
+    }
+
+    /// [`TokenFile::save`] on a blocking thread.
+    pub async fn save_async(
+        &self,
+        issuer: Option<String>,
+        client_id: String,
+        credentials: Value,
+    ) -> io::Result<()> {
+        let file = self.clone();
+        off_runtime(move || file.save(issuer.as_deref(), &client_id, credentials)).await
+    }
+
+    /// [`TokenFile::clear`] on a blocking thread.
+    pub async fn clear_async(&self) -> io::Result<()> {
+        let file = self.clone();
+        off_runtime(move || file.clear()).await
     }
 
     /// Forgets this server's grants (of the configured client id, if any), in the file and in
