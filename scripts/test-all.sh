@@ -59,6 +59,8 @@ interop() {
   # The benchmarks' smoke run with the SDK peers (a handful of each series; reports, never
   # gates on timings, but fails on a wrong, lost or misrouted answer).
   cargo test --locked --bench sidecar
+  # Sign-in grants in a real Secret Service (gnome-keyring in a D-Bus session of its own).
+  scripts/keyring-test.sh
 }
 
 conformance() {

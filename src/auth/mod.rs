@@ -11,6 +11,7 @@
 //! the same URL consent as URL-mode elicitation, and opens the browser.
 
 pub mod callback;
+pub mod keyring;
 pub mod prompt;
 pub mod status;
 pub mod tokens;

@@ -12,6 +12,7 @@ mod floods;
 mod hostile;
 mod http;
 mod interop;
+mod keyring;
 mod layering;
 mod load;
 mod lsp_core;

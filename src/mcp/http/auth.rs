@@ -490,12 +490,12 @@ pub async fn sign_out(url: &url::Url, oauth: &OAuthSpec) -> Result<bool, String>
     let Some(file) = TokenFile::for_server(url.as_str(), oauth.client_id.as_deref()) else {
         return Ok(false);
     };
-    let grant = file.load().map_err(|e| e.to_string())?;
+    let grant = file.load_async().await.map_err(|e| e.to_string())?;
     let revoked = match grant.and_then(|g| serde_json::from_value::<StoredCredentials>(g).ok()) {
         Some(grant) => revoke(url, oauth, &grant).await,
         None => false,
     };
-    file.clear().map_err(|e| e.to_string())?;
+    file.clear_async().await.map_err(|e| e.to_string())?;
     Ok(revoked)
 }
 
@@ -608,7 +608,7 @@ fn store_error(e: impl std::fmt::Display) -> AuthError {
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let Some(value) = self.file.load().map_err(store_error)? else {
+        let Some(value) = self.file.load_async().await.map_err(store_error)? else {
             return Ok(None);
         };
         let credentials: StoredCredentials = serde_json::from_value(value).map_err(|_| {
@@ -627,12 +627,13 @@ impl CredentialStore for FileStore {
         let client_id = credentials.client_id.clone();
         let value = serde_json::to_value(credentials).map_err(store_error)?;
         self.file
-            .save(issuer.as_deref(), &client_id, value)
+            .save_async(issuer, client_id, value)
+            .await
             .map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.file.clear().map_err(store_error)
+        self.file.clear_async().await.map_err(store_error)
     }
 }
 
