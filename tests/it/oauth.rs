@@ -207,14 +207,26 @@ impl Home {
         }
     }
 
-    /// The log must exist, hold something, and hold none of the tokens the fixture issued.
-    async fn assert_no_token_logged(&self, fixture: &Fixture) {
+    /// The log must exist, hold something, and hold none of the tokens the fixture issued (nor,
+    /// with `codes`, its authorization codes).
+    async fn assert_no_secret_logged(&self, fixture: &Fixture, codes: bool) {
         let log = std::fs::read_to_string(self.log()).expect("the sidecar's log file");
         assert!(!log.trim().is_empty(), "the log file is empty");
         let tokens = fixture.tokens().await;
         assert!(!tokens.is_empty(), "the fixture issued no token");
+        let line_with = |secret: &str| log.lines().find(|l| l.contains(secret)).map(str::to_owned);
         for token in tokens {
-            assert!(!log.contains(&token), "a token is in the log: {token}");
+            assert_eq!(line_with(&token), None, "a token is in the log");
+        }
+        let state = fixture.state().await;
+        let issued_codes = state["tokens"]["code"].as_array().unwrap();
+        assert!(
+            !codes || !issued_codes.is_empty(),
+            "the fixture issued no code"
+        );
+        for code in issued_codes.iter().filter(|_| codes) {
+            let code = code.as_str().unwrap();
+            assert_eq!(line_with(code), None, "an authorization code is in the log");
         }
     }
 }
@@ -355,11 +367,8 @@ impl Sidecar {
     async fn sign_in_command(&self, fixture: &Fixture, server: &str) -> Value {
         let editor = self.editor.clone();
         let arg = json!({"server": server});
-        let pending = tokio::spawn(async move {
-            editor
-                .command_response("mcp-sidecar.signIn", arg)
-                .await
-        });
+        let pending =
+            tokio::spawn(async move { editor.command_response("mcp-sidecar.signIn", arg).await });
         self.complete_sign_in(fixture, server).await;
         let response = pending.await.unwrap();
         assert!(response.get("error").is_none(), "{response}");
@@ -419,7 +428,7 @@ async fn not_now_then_the_sign_in_command() {
         1
     );
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
 }
 
 /// 401 → "Sign in" → consent → Open → the browser step → running, in the era `pin` picks
@@ -436,7 +445,10 @@ async fn the_prompt_signs_in(pin: Option<&str>) {
         .answer_sign_in_question(&fixture, "py", "Sign in")
         .await;
     sidecar.complete_sign_in(&fixture, "py").await;
-    let status = sidecar.editor.wait_status(sidecar.mark, "py", "running").await;
+    let status = sidecar
+        .editor
+        .wait_status(sidecar.mark, "py", "running")
+        .await;
     assert_eq!(
         status["protocolVersion"],
         pin.unwrap_or("2026-07-28"),
@@ -445,7 +457,7 @@ async fn the_prompt_signs_in(pin: Option<&str>) {
     assert_signed_in_row(&sidecar.row("py").await, &fixture).await;
     assert_eq!(sidecar.whoami("py").await["account"], "user");
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -460,13 +472,16 @@ async fn the_prompt_signs_in_legacy_era() {
     the_prompt_signs_in(Some("2025-11-25")).await;
 }
 
-/// Waits until the newest access token the fixture issued (2 s lifetime) has expired: a
+/// Waits until the newest access token the fixture issued has expired (its `expiresAt`): a
 /// deadline, not a synchronization (the tokens expire by the clock).
 async fn until_expired(fixture: &Fixture) {
     let events = fixture.events("token", None).await;
-    let issued = events.last().expect("no token issued")["at"].as_f64().unwrap();
+    let expires = events.last().expect("no token issued")["expiresAt"]
+        .as_f64()
+        .unwrap();
     let clock = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    let left = issued + 2.5 - clock.as_secs_f64();
+    let left = expires + 0.2 - clock.as_secs_f64();
+    assert!(left < 5.0, "not a short-lived token: {left} s left");
     if left > 0.0 {
         tokio::time::sleep(Duration::from_secs_f64(left)).await;
     }
@@ -486,7 +501,11 @@ async fn expired_tokens_are_refreshed_and_the_rotated_grant_is_kept() {
 
     until_expired(&fixture).await;
     assert_eq!(sidecar.whoami("py").await["account"], "user");
-    assert_eq!(sidecar.editor.prompts_seen(), prompts, "a prompt to refresh");
+    assert_eq!(
+        sidecar.editor.prompts_seen(),
+        prompts,
+        "a prompt to refresh"
+    );
     let refreshes = fixture.events("token", Some("refresh_token")).await;
     assert!(!refreshes.is_empty(), "no refresh at the fixture");
     assert!(fixture.events("refreshRefused", None).await.is_empty());
@@ -499,21 +518,30 @@ async fn expired_tokens_are_refreshed_and_the_rotated_grant_is_kept() {
         .map(|t| t.as_str().unwrap())
         .collect();
     let stored = home.stored();
-    assert!(stored.contains(refresh_tokens.last().unwrap()), "not the newest grant stored");
-    assert!(!stored.contains(refresh_tokens[0]), "the first refresh token is still stored");
+    assert!(
+        stored.contains(refresh_tokens.last().unwrap()),
+        "not the newest grant stored"
+    );
+    assert!(
+        !stored.contains(refresh_tokens[0]),
+        "the first refresh token is still stored"
+    );
     sidecar.stop().await;
 
     // A new sidecar in the same home: signed in from the stored grant, no prompt; its access
     // token expired meanwhile, so the rotated refresh token is what gets it going.
     until_expired(&fixture).await;
     let sidecar = home.sidecar(servers).await;
-    sidecar.editor.wait_status(sidecar.mark, "py", "running").await;
+    sidecar
+        .editor
+        .wait_status(sidecar.mark, "py", "running")
+        .await;
     assert_eq!(sidecar.whoami("py").await["account"], "user");
     assert_eq!(sidecar.editor.prompts_seen(), 0, "prompts after a restart");
     assert!(fixture.events("refreshRefused", None).await.is_empty());
     assert_eq!(fixture.events("authorize", None).await.len(), 1);
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -550,7 +578,7 @@ async fn sign_out_revokes_and_forgets_the_grant() {
         assert!(!stored.contains(token), "the grant is still stored");
     }
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -581,7 +609,7 @@ async fn a_grant_revoked_elsewhere_fails_the_call_then_needs_sign_in() {
     );
     assert!(!fixture.events("refreshRefused", None).await.is_empty());
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
 }
 
 /// The redirect with one parameter replaced.
@@ -589,7 +617,11 @@ fn with_param(callback: &url::Url, name: &str, value: &str) -> url::Url {
     let pairs: Vec<(String, String)> = callback
         .query_pairs()
         .map(|(k, v)| {
-            let v = if k == name { value.into() } else { v.into_owned() };
+            let v = if k == name {
+                value.into()
+            } else {
+                v.into_owned()
+            };
             (k.into_owned(), v)
         })
         .collect();
@@ -617,13 +649,17 @@ async fn a_redirect_with_the_wrong_state_or_issuer_is_refused() {
         });
         let (url, _waiting) = sidecar.consent_and_open(&fixture, "py").await;
         let callback = fixture.authorize(&url).await;
-        let (status, page) = fixture.deliver(&with_param(&callback, param, value)).await;
-        assert!(status >= 400, "{param}: {status} {page}");
+        // The listener takes the redirect whatever it holds; the flow checks it afterwards.
+        fixture.deliver(&with_param(&callback, param, value)).await;
         let response = tokio::time::timeout(WAIT, pending)
             .await
             .expect("signIn hung")
             .unwrap();
-        assert_eq!(response["error"]["data"]["kind"], "refused", "{response}");
+        // A sign-in that failed: `notRunning`, the message says why (docs/lsp-extensions.md).
+        assert_eq!(
+            response["error"]["data"]["kind"], "notRunning",
+            "{response}"
+        );
         let message = response["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(says), "{param}: {response}");
         assert_eq!(sidecar.row("py").await["state"], "needsAuth");
@@ -640,7 +676,8 @@ async fn a_redirect_with_the_wrong_state_or_issuer_is_refused() {
 async fn two_accounts_on_one_url_stay_apart() {
     let fixture = Fixture::start(&["--client", "app-a=alice", "--client", "app-b=bob"]).await;
     let home = Home::new();
-    let def = |client: &str| json!({"type": "http", "url": fixture.url, "oauth": {"clientId": client}});
+    let def =
+        |client: &str| json!({"type": "http", "url": fixture.url, "oauth": {"clientId": client}});
     let sidecar = home
         .sidecar(json!({"a": def("app-a"), "b": def("app-b")}))
         .await;
@@ -653,8 +690,14 @@ async fn two_accounts_on_one_url_stay_apart() {
             .respond(&prompt, json!({"selected": [1]}))
             .await;
     }
-    sidecar.editor.wait_status(sidecar.mark, "a", "needsAuth").await;
-    sidecar.editor.wait_status(sidecar.mark, "b", "needsAuth").await;
+    sidecar
+        .editor
+        .wait_status(sidecar.mark, "a", "needsAuth")
+        .await;
+    sidecar
+        .editor
+        .wait_status(sidecar.mark, "b", "needsAuth")
+        .await;
 
     sidecar.sign_in_command(&fixture, "a").await;
     sidecar.sign_in_command(&fixture, "b").await;
@@ -683,5 +726,37 @@ async fn two_accounts_on_one_url_stay_apart() {
     assert_eq!(sidecar.row("b").await["auth"]["signedIn"], true);
     assert_eq!(sidecar.row("a").await["auth"]["signedIn"], false);
     sidecar.stop().await;
-    home.assert_no_token_logged(&fixture).await;
+    home.assert_no_secret_logged(&fixture, false).await;
+}
+
+/// Every path a grant takes (the code exchange, a refresh, a sign-out) with the log at debug
+/// level: no access or refresh token, and no authorization code, in the log file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn the_debug_log_holds_no_token_nor_code() {
+    let fixture = Fixture::start(&["--token-lifetime", "2"]).await;
+    let home = Home::new();
+    let sidecar = home.sidecar(json!({"py": server(&fixture)})).await;
+    sidecar
+        .answer_sign_in_question(&fixture, "py", "Sign in")
+        .await;
+    sidecar.complete_sign_in(&fixture, "py").await;
+    sidecar
+        .editor
+        .wait_status(sidecar.mark, "py", "running")
+        .await;
+    until_expired(&fixture).await;
+    assert_eq!(sidecar.whoami("py").await["account"], "user");
+    assert!(
+        !fixture
+            .events("token", Some("refresh_token"))
+            .await
+            .is_empty()
+    );
+    sidecar
+        .editor
+        .command("mcp-sidecar.signOut", json!({"server": "py"}))
+        .await;
+    sidecar.stop().await;
+    home.assert_no_secret_logged(&fixture, true).await;
 }
