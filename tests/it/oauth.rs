@@ -363,6 +363,14 @@ impl Sidecar {
             .await;
     }
 
+    /// 401 → "Sign in" → consent → Open → the browser step; returns the `running` status.
+    async fn sign_in_by_prompt(&self, fixture: &Fixture, server: &str) -> Value {
+        self.answer_sign_in_question(fixture, server, "Sign in")
+            .await;
+        self.complete_sign_in(fixture, server).await;
+        self.editor.wait_status(self.mark, server, "running").await
+    }
+
     /// `mcp-sidecar.signIn` through the whole browser step; returns its result (the row).
     async fn sign_in_command(&self, fixture: &Fixture, server: &str) -> Value {
         let editor = self.editor.clone();
@@ -400,6 +408,17 @@ async fn assert_signed_in_row(row: &Value, fixture: &Fixture) {
 
 fn server(fixture: &Fixture) -> Value {
     json!({"type": "http", "url": fixture.url})
+}
+
+/// The fixture started with `args`, and a sidecar in a new home signed in to it as "py": the
+/// question, "Not now" (`needsAuth`), then `mcp-sidecar.signIn`.
+async fn signed_in(args: &[&str]) -> (Fixture, Home, Sidecar) {
+    let fixture = Fixture::start(args).await;
+    let home = Home::new();
+    let sidecar = home.sidecar(json!({"py": server(&fixture)})).await;
+    sidecar.not_now(&fixture, "py", sidecar.mark).await;
+    sidecar.sign_in_command(&fixture, "py").await;
+    (fixture, home, sidecar)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -441,14 +460,7 @@ async fn the_prompt_signs_in(pin: Option<&str>) {
         def["protocolVersion"] = json!(pin);
     }
     let sidecar = home.sidecar(json!({"py": def})).await;
-    sidecar
-        .answer_sign_in_question(&fixture, "py", "Sign in")
-        .await;
-    sidecar.complete_sign_in(&fixture, "py").await;
-    let status = sidecar
-        .editor
-        .wait_status(sidecar.mark, "py", "running")
-        .await;
+    let status = sidecar.sign_in_by_prompt(&fixture, "py").await;
     assert_eq!(
         status["protocolVersion"],
         pin.unwrap_or("2026-07-28"),
@@ -547,11 +559,7 @@ async fn expired_tokens_are_refreshed_and_the_rotated_grant_is_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
 async fn sign_out_revokes_and_forgets_the_grant() {
-    let fixture = Fixture::start(&[]).await;
-    let home = Home::new();
-    let sidecar = home.sidecar(json!({"py": server(&fixture)})).await;
-    sidecar.not_now(&fixture, "py", sidecar.mark).await;
-    sidecar.sign_in_command(&fixture, "py").await;
+    let (fixture, home, sidecar) = signed_in(&[]).await;
     let tokens = fixture.tokens().await;
     let stored = home.stored();
     assert!(tokens.iter().any(|t| stored.contains(t)), "no grant stored");
@@ -584,11 +592,7 @@ async fn sign_out_revokes_and_forgets_the_grant() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
 async fn a_grant_revoked_elsewhere_fails_the_call_then_needs_sign_in() {
-    let fixture = Fixture::start(&["--account", "erin"]).await;
-    let home = Home::new();
-    let sidecar = home.sidecar(json!({"py": server(&fixture)})).await;
-    sidecar.not_now(&fixture, "py", sidecar.mark).await;
-    sidecar.sign_in_command(&fixture, "py").await;
+    let (fixture, home, sidecar) = signed_in(&["--account", "erin"]).await;
     assert_eq!(sidecar.whoami("py").await["account"], "erin");
 
     assert_eq!(fixture.revoke_behind_the_back("erin").await, 2);
@@ -737,14 +741,7 @@ async fn the_debug_log_holds_no_token_nor_code() {
     let fixture = Fixture::start(&["--token-lifetime", "2"]).await;
     let home = Home::new();
     let sidecar = home.sidecar(json!({"py": server(&fixture)})).await;
-    sidecar
-        .answer_sign_in_question(&fixture, "py", "Sign in")
-        .await;
-    sidecar.complete_sign_in(&fixture, "py").await;
-    sidecar
-        .editor
-        .wait_status(sidecar.mark, "py", "running")
-        .await;
+    sidecar.sign_in_by_prompt(&fixture, "py").await;
     until_expired(&fixture).await;
     assert_eq!(sidecar.whoami("py").await["account"], "user");
     assert!(
