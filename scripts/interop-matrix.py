@@ -502,7 +502,7 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
         out.append("")
     others = sorted(t for t, s in results.items() if t not in by_test and t.split("::")[0] in FULL_SUITES)
     if others:
-        out.append("## Other tests of the interop and HTTP suites in this run")
+        out.append("## Other tests of the interop, HTTP and OAuth suites in this run")
         out.append("")
         out.append("Not matrix cells (error paths, fake servers, era details); they must pass too.")
         out.append("")
