@@ -16,6 +16,7 @@ mod keyring;
 mod layering;
 mod load;
 mod lsp_core;
+mod oauth;
 mod openai_provider;
 mod panics;
 mod properties;
