@@ -18,5 +18,6 @@ mod lsp_core;
 mod openai_provider;
 mod panics;
 mod properties;
+mod resources;
 mod sampling;
 mod workspace_config;
