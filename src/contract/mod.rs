@@ -22,6 +22,7 @@ pub const CANCEL_PROMPT: &str = "mcp-sidecar/cancelPrompt";
 pub const CLIPBOARD: &str = "mcp-sidecar/clipboard";
 pub const LANGUAGE_MODEL: &str = "mcp-sidecar/languageModel";
 pub const SERVER_STATUS: &str = "mcp-sidecar/serverStatus";
+pub const RESOURCE_UPDATED: &str = "mcp-sidecar/resourceUpdated";
 
 /// Every `workspace/executeCommand` command the sidecar advertises.
 pub const CMD_LIST_SERVERS: &str = "mcp-sidecar.listServers";
@@ -33,6 +34,14 @@ pub const CMD_TRUST_SERVER: &str = "mcp-sidecar.trustServer";
 pub const CMD_UNTRUST_SERVER: &str = "mcp-sidecar.untrustServer";
 pub const CMD_SIGN_IN: &str = "mcp-sidecar.signIn";
 pub const CMD_SIGN_OUT: &str = "mcp-sidecar.signOut";
+pub const CMD_LIST_RESOURCES: &str = "mcp-sidecar.listResources";
+pub const CMD_LIST_RESOURCE_TEMPLATES: &str = "mcp-sidecar.listResourceTemplates";
+pub const CMD_READ_RESOURCE: &str = "mcp-sidecar.readResource";
+pub const CMD_SUBSCRIBE_RESOURCE: &str = "mcp-sidecar.subscribeResource";
+pub const CMD_UNSUBSCRIBE_RESOURCE: &str = "mcp-sidecar.unsubscribeResource";
+pub const CMD_LIST_PROMPTS: &str = "mcp-sidecar.listPrompts";
+pub const CMD_GET_PROMPT: &str = "mcp-sidecar.getPrompt";
+pub const CMD_COMPLETE: &str = "mcp-sidecar.complete";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -44,6 +53,14 @@ pub const COMMANDS: &[&str] = &[
     CMD_UNTRUST_SERVER,
     CMD_SIGN_IN,
     CMD_SIGN_OUT,
+    CMD_LIST_RESOURCES,
+    CMD_LIST_RESOURCE_TEMPLATES,
+    CMD_READ_RESOURCE,
+    CMD_SUBSCRIBE_RESOURCE,
+    CMD_UNSUBSCRIBE_RESOURCE,
+    CMD_LIST_PROMPTS,
+    CMD_GET_PROMPT,
+    CMD_COMPLETE,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -54,6 +71,7 @@ pub const METHODS: &[&str] = &[
     CLIPBOARD,
     LANGUAGE_MODEL,
     SERVER_STATUS,
+    RESOURCE_UPDATED,
 ];
 
 /// What the editor implements, from `initialize` `capabilities.experimental.mcpSidecar`.
@@ -323,6 +341,82 @@ pub struct CallToolArgs {
     pub tool: String,
     #[serde(default)]
     pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// One row of `mcp-sidecar.listResources`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSummary {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+/// One row of `mcp-sidecar.listResourceTemplates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateSummary {
+    pub server: String,
+    pub uri_template: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// One row of `mcp-sidecar.listPrompts`; `arguments` as the server lists them (`name`,
+/// `title?`, `description?`, `required?`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptSummary {
+    pub server: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Vec<Value>>,
+}
+
+/// `mcp-sidecar.readResource`, `subscribeResource`, `unsubscribeResource` argument, and the
+/// `mcp-sidecar/resourceUpdated` params.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceArgs {
+    pub server: String,
+    pub uri: String,
+}
+
+/// `mcp-sidecar.getPrompt` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GetPromptArgs {
+    pub server: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Map<String, Value>>,
+}
+
+/// `mcp-sidecar.complete` argument: `ref` and `argument` (and `context`) as in MCP's
+/// `completion/complete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CompleteArgs {
+    pub server: String,
+    #[serde(rename = "ref")]
+    pub reference: Value,
+    pub argument: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Value>,
 }
 
 /// The argument of the commands on one named server: `mcp-sidecar.trustServer`,

@@ -14,8 +14,8 @@ use super::editor::Editor;
 use super::gate::Gate;
 use crate::contract::CallError;
 use crate::contract::{
-    self, CallToolArgs, ListToolsArgs, QuickPickItem, QuickPickParams, QuickPickResult,
-    RestartServerArgs, ServerArgs,
+    self, CallToolArgs, CompleteArgs, GetPromptArgs, ListToolsArgs, QuickPickItem, QuickPickParams,
+    QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
 use crate::mcp::{Manager, ProgressUpdate};
@@ -73,6 +73,62 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
             let args: ServerArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             to_value(cx.manager.sign_out(&args.server).await.map_err(to_lsp)?)
+        }
+        contract::CMD_LIST_RESOURCES => {
+            let args: ListToolsArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let rows = cx.manager.list_resources(args.server.as_deref()).await;
+            to_value(rows.map_err(to_lsp)?)
+        }
+        contract::CMD_LIST_RESOURCE_TEMPLATES => {
+            let args: ListToolsArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let rows = cx
+                .manager
+                .list_resource_templates(args.server.as_deref())
+                .await;
+            to_value(rows.map_err(to_lsp)?)
+        }
+        contract::CMD_LIST_PROMPTS => {
+            let args: ListToolsArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let rows = cx.manager.list_prompts(args.server.as_deref()).await;
+            to_value(rows.map_err(to_lsp)?)
+        }
+        contract::CMD_READ_RESOURCE => {
+            let args: ResourceArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let read = cx.manager.read_resource(&args.server, &args.uri).await;
+            read.map_err(to_lsp)?
+        }
+        contract::CMD_SUBSCRIBE_RESOURCE | contract::CMD_UNSUBSCRIBE_RESOURCE => {
+            let args: ResourceArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let on = params.command == contract::CMD_SUBSCRIBE_RESOURCE;
+            let done = cx.manager.subscribe(&args.server, &args.uri, on).await;
+            done.map_err(to_lsp)?;
+            serde_json::json!({"server": args.server, "uri": args.uri, "subscribed": on})
+        }
+        contract::CMD_GET_PROMPT => {
+            let args: GetPromptArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let got = cx
+                .manager
+                .get_prompt(&args.server, &args.name, args.arguments)
+                .await;
+            got.map_err(to_lsp)?
+        }
+        contract::CMD_COMPLETE => {
+            let args: CompleteArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            let mut mcp = serde_json::json!({"ref": args.reference, "argument": args.argument});
+            if let Some(context) = args.context {
+                mcp["context"] = context;
+            }
+            cx.manager
+                .complete(&args.server, mcp)
+                .await
+                .map_err(to_lsp)?
         }
         other => {
             return Err(Error::invalid_params(format!(

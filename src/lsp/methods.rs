@@ -50,3 +50,4 @@ request!(LanguageModel, LANGUAGE_MODEL, Value, Value);
 notification!(CancelPrompt, CANCEL_PROMPT, CancelPromptParams);
 notification!(Clipboard, CLIPBOARD, ClipboardParams);
 notification!(ServerStatus, SERVER_STATUS, ServerStatusParams);
+notification!(ResourceUpdated, RESOURCE_UPDATED, ResourceArgs);

@@ -3,7 +3,7 @@
 use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::MessageType;
 
-use super::methods::ServerStatus;
+use super::methods::{ResourceUpdated, ServerStatus};
 use crate::mcp::{Event, EventReceiver, LogLevel};
 
 fn message_type(level: LogLevel) -> MessageType {
@@ -22,6 +22,14 @@ pub async fn forward(client: Client, mut events: EventReceiver) {
             Event::Log { level, message } => client.log_message(message_type(level), message).await,
             Event::Message { level, message } => {
                 client.show_message(message_type(level), message).await;
+            }
+            Event::ResourceUpdated { server, uri } => {
+                client
+                    .send_notification::<ResourceUpdated>(crate::contract::ResourceArgs {
+                        server,
+                        uri,
+                    })
+                    .await;
             }
             Event::ToolsChanged { server } => {
                 client

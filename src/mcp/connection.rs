@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    InputResponses, ProtocolVersion, RequestId, ServerResult, Tool,
+    CompleteRequest, CompleteRequestParams, GetPromptRequest, GetPromptRequestParams,
+    InputResponses, Prompt, ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams,
+    RequestId, RequestMetaObject, Resource, ResourceTemplate, ServerResult, SubscribeRequest,
+    SubscribeRequestParams, Tool, UnsubscribeRequest, UnsubscribeRequestParams,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions,
@@ -41,6 +44,8 @@ pub struct Connection {
     pub server_info: Option<Value>,
     /// The sign-in of an `http` server.
     auth: Option<Arc<crate::auth::status::Status>>,
+    /// The server's capabilities, as JSON (what it offers besides tools).
+    capabilities: Option<Value>,
     tools: Arc<ToolCache>,
     diag: Arc<Diagnostics>,
     timeout: Duration,
@@ -129,6 +134,7 @@ where
         elicitation: spec.elicitation,
         sampling: spec.sampling,
         refresh: Default::default(),
+        lists: Default::default(),
     });
     // The time a person spends signing in is not the server's: the deadline waits for it.
     let clock = handler.host.clock(&spec.name);
@@ -169,6 +175,9 @@ where
         .as_ref()
         .and_then(|i| i.server_info.as_ref())
         .and_then(|s| serde_json::to_value(s).ok());
+    let capabilities = info
+        .as_ref()
+        .and_then(|i| serde_json::to_value(&i.capabilities).ok());
     let connection = Arc::new(Connection {
         server: spec.name.as_str().into(),
         peer: service.peer().clone(),
@@ -177,6 +186,7 @@ where
         modern,
         server_info,
         auth,
+        capabilities,
         tools,
         diag,
         timeout: spec.timeout,
@@ -283,9 +293,126 @@ impl Connection {
         Ok(tools)
     }
 
-    /// Runs `tools/call` to completion: each `input_required` round is answered through the
-    /// handler (roots at once, questions one after another) and retried with a new id, the
-    /// original arguments and the byte-identical `requestState`.
+    /// One of the server's lists, from its cache or fetched (every page, following
+    /// `nextCursor`) when the cache is empty; a server without the capability has none.
+    async fn list<T, F, Fut>(
+        &self,
+        cache: &parking_lot::Mutex<Option<Arc<Vec<T>>>>,
+        offered: bool,
+        fetch: F,
+    ) -> Result<Arc<Vec<T>>, CallError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<T>, ServiceError>>,
+    {
+        if !offered {
+            return Ok(Arc::default());
+        }
+        if let Some(list) = cache.lock().clone() {
+            return Ok(list);
+        }
+        let list = within_server_time(
+            &self.handler.host.clock(&self.server),
+            self.timeout,
+            fetch(),
+        )
+        .await
+        .ok_or_else(|| self.timeout_error())?
+        .map_err(|e| self.service_error(e))?;
+        let list = Arc::new(list);
+        *cache.lock() = Some(list.clone());
+        Ok(list)
+    }
+
+    fn offers(&self, capability: &str) -> bool {
+        self.capabilities
+            .as_ref()
+            .is_some_and(|c| c.get(capability).is_some_and(|v| !v.is_null()))
+    }
+
+    pub async fn resources(&self) -> Result<Arc<Vec<Resource>>, CallError> {
+        let lists = self.handler.lists.clone();
+        self.list(&lists.resources, self.offers("resources"), || {
+            self.peer.list_all_resources()
+        })
+        .await
+    }
+
+    pub async fn resource_templates(&self) -> Result<Arc<Vec<ResourceTemplate>>, CallError> {
+        let lists = self.handler.lists.clone();
+        self.list(&lists.templates, self.offers("resources"), || {
+            self.peer.list_all_resource_templates()
+        })
+        .await
+    }
+
+    pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>, CallError> {
+        let lists = self.handler.lists.clone();
+        self.list(&lists.prompts, self.offers("prompts"), || {
+            self.peer.list_all_prompts()
+        })
+        .await
+    }
+
+    /// `resources/subscribe` (`subscribe: true`) or `resources/unsubscribe`; updates come as
+    /// [`Event::ResourceUpdated`](super::host::Event::ResourceUpdated).
+    pub async fn subscribe(&self, uri: &str, subscribe: bool) -> Result<(), CallError> {
+        let subscribes = self
+            .capabilities
+            .as_ref()
+            .and_then(|c| c.get("resources"))
+            .and_then(|r| r.get("subscribe"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        if !subscribes {
+            return Err(CallError::Refused(format!(
+                "{} does not offer resource subscriptions",
+                self.server
+            )));
+        }
+        if self.modern {
+            return Err(CallError::Refused(format!(
+                "{} speaks 2026-07-28, whose subscriptions (subscriptions/listen) the sidecar does not follow yet",
+                self.server
+            )));
+        }
+        let request = if subscribe {
+            ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))
+        } else {
+            ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
+                UnsubscribeRequestParams::new(uri),
+            ))
+        };
+        self.send(request, None).await.map(|_| ())
+    }
+
+    /// `completion/complete`, its result as JSON.
+    pub async fn complete(&self, params: Value) -> Result<Value, CallError> {
+        if !self.offers("completions") {
+            return Err(CallError::Refused(format!(
+                "{} does not offer completions",
+                self.server
+            )));
+        }
+        let params: CompleteRequestParams = serde_json::from_value(params)
+            .map_err(|e| CallError::Refused(format!("not a completion request: {e}")))?;
+        match self
+            .send(
+                ClientRequest::CompleteRequest(CompleteRequest::new(params)),
+                None,
+            )
+            .await?
+        {
+            ServerResult::CompleteResult(result) => {
+                serde_json::to_value(result).map_err(|e| self.protocol(e.to_string()))
+            }
+            _ => {
+                Err(self.protocol("answered completion/complete with an unexpected result".into()))
+            }
+        }
+    }
+
+    /// Runs `tools/call` to completion (see [`Connection::exchange`]).
     pub async fn call_tool(
         &self,
         name: &str,
@@ -303,18 +430,49 @@ impl Connection {
         }
         let mut params = CallToolRequestParams::new(name.to_string());
         params.arguments = arguments;
+        self.exchange(params, progress).await
+    }
+
+    /// Runs `prompts/get` to completion (see [`Connection::exchange`]).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Value, CallError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        self.exchange(params, None).await
+    }
+
+    /// Runs `resources/read` to completion (see [`Connection::exchange`]).
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        self.exchange(ReadResourceRequestParams::new(uri), None)
+            .await
+    }
+
+    /// Runs a request that may ask for input to completion: each 2026-07-28 `input_required`
+    /// round is answered through the handler (roots at once, questions one after another) and
+    /// sent again with a new id, the original parameters and the byte-identical
+    /// `requestState`; a legacy URL-elicitation-required error is retried after the browser
+    /// step if the person says so. Legacy server→client requests are answered by the handler
+    /// while the request is open.
+    async fn exchange<P: Exchange>(
+        &self,
+        mut params: P,
+        progress: Option<ProgressFn>,
+    ) -> Result<Value, CallError> {
         if self.modern {
             // 2026-07-28 servers log only for requests that ask (there is no
             // `logging/setLevel`); legacy servers log at their own level.
             let mut meta = rmcp::model::RequestMetaObject::new();
             meta.set_log_level(SERVER_LOG_LEVEL);
-            params.meta = Some(meta);
+            params.set_meta(meta);
         }
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
-            let result = match self.send_call(params.clone(), progress.clone()).await {
+            let result = match self.send(params.clone().request(), progress.clone()).await {
                 // 2025-11-25 URLElicitationRequiredError: the person visits the URLs, then the
-                // call is retried only if they say so (or the server says the step finished).
+                // request is retried only if they say so (or the server says the step finished).
                 Err(CallError::Server {
                     code: URL_ELICITATION_REQUIRED,
                     data: Some(data),
@@ -326,61 +484,59 @@ impl Connection {
                         continue;
                     }
                     return Err(CallError::Refused(format!(
-                        "{} needs a step in the browser first ({message}); the call was not retried",
+                        "{} needs a step in the browser first ({message}); the request was not retried",
                         self.server
                     )));
                 }
                 other => other?,
             };
-            match result {
-                ServerResult::CallToolResult(result) => {
-                    return serde_json::to_value(result).map_err(|e| self.protocol(e.to_string()));
+            let required = match result {
+                ServerResult::InputRequiredResult(required) => required,
+                other => {
+                    return match P::finished(other) {
+                        Some(result) => result.map_err(|e| self.protocol(e.to_string())),
+                        None => Err(self
+                            .protocol(format!("answered {} with an unexpected result", P::METHOD))),
+                    };
                 }
-                ServerResult::InputRequiredResult(required) => {
-                    if !self.modern {
-                        return Err(self.protocol(
-                            "sent input_required on a legacy (initialize) session".into(),
-                        ));
-                    }
-                    let requests = required.input_requests.unwrap_or_default();
-                    if requests.is_empty() && required.request_state.is_none() {
-                        return Err(self.protocol(
-                            "sent input_required with neither inputRequests nor requestState"
-                                .into(),
-                        ));
-                    }
-                    let mut responses = InputResponses::new();
-                    for (key, request) in requests {
-                        let answer = self
-                            .handler
-                            .answer_input(&key, request)
-                            .await
-                            .map_err(CallError::Refused)?;
-                        responses.insert(key, answer);
-                    }
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = required.request_state;
-                }
-                _ => {
-                    return Err(
-                        self.protocol("answered tools/call with an unexpected result".into())
-                    );
-                }
+            };
+            if !self.modern {
+                return Err(
+                    self.protocol("sent input_required on a legacy (initialize) session".into())
+                );
             }
+            let requests = required.input_requests.unwrap_or_default();
+            if requests.is_empty() && required.request_state.is_none() {
+                return Err(self.protocol(
+                    "sent input_required with neither inputRequests nor requestState".into(),
+                ));
+            }
+            let mut responses = InputResponses::new();
+            for (key, request) in requests {
+                let answer = self
+                    .handler
+                    .answer_input(&key, request)
+                    .await
+                    .map_err(CallError::Refused)?;
+                responses.insert(key, answer);
+            }
+            params.retry_with(
+                (!responses.is_empty()).then_some(responses),
+                required.request_state,
+            );
         }
         Err(self.protocol(format!(
-            "still asked for input after {MAX_MRTR_ROUNDS} rounds; the call was abandoned"
+            "still asked for input after {MAX_MRTR_ROUNDS} rounds; the request was abandoned"
         )))
     }
 
-    /// One `tools/call` request: progress routed to `progress`, a timeout on the server's own
-    /// time, and `notifications/cancelled` if the caller gives up (drops this future) first.
-    async fn send_call(
+    /// One request: progress routed to `progress`, a timeout on the server's own time, and
+    /// `notifications/cancelled` if the caller gives up (drops this future) first.
+    async fn send(
         &self,
-        params: CallToolRequestParams,
+        request: ClientRequest,
         progress: Option<ProgressFn>,
     ) -> Result<ServerResult, CallError> {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -524,3 +680,57 @@ async fn within_server_time<T>(
         }
     }
 }
+
+/// A request that a 2026-07-28 server may answer with `input_required`, sent again with the
+/// answers (`tools/call`, `prompts/get`, `resources/read`).
+trait Exchange: Clone {
+    const METHOD: &'static str;
+    fn request(self) -> ClientRequest;
+    fn set_meta(&mut self, meta: RequestMetaObject);
+    fn retry_with(&mut self, responses: Option<InputResponses>, state: Option<String>);
+    /// The final result as JSON; `None` for a result of another kind.
+    fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>>;
+}
+
+macro_rules! exchange {
+    ($params:ty, $request:ident, $result:ident, $method:literal) => {
+        impl Exchange for $params {
+            const METHOD: &'static str = $method;
+            fn request(self) -> ClientRequest {
+                ClientRequest::$request($request::new(self))
+            }
+            fn set_meta(&mut self, meta: RequestMetaObject) {
+                self.meta = Some(meta);
+            }
+            fn retry_with(&mut self, responses: Option<InputResponses>, state: Option<String>) {
+                self.input_responses = responses;
+                self.request_state = state;
+            }
+            fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>> {
+                match result {
+                    ServerResult::$result(result) => Some(serde_json::to_value(result)),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+exchange!(
+    CallToolRequestParams,
+    CallToolRequest,
+    CallToolResult,
+    "tools/call"
+);
+exchange!(
+    GetPromptRequestParams,
+    GetPromptRequest,
+    GetPromptResult,
+    "prompts/get"
+);
+exchange!(
+    ReadResourceRequestParams,
+    ReadResourceRequest,
+    ReadResourceResult,
+    "resources/read"
+);

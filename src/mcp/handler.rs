@@ -29,6 +29,14 @@ use crate::sampling;
 /// Invalidated when the server says its tool list changed.
 pub type ToolCache = parking_lot::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>;
 
+/// A server's resource and prompt lists, each dropped when the server says it changed.
+#[derive(Default)]
+pub struct Lists {
+    pub resources: parking_lot::Mutex<Option<Arc<Vec<rmcp::model::Resource>>>>,
+    pub templates: parking_lot::Mutex<Option<Arc<Vec<rmcp::model::ResourceTemplate>>>>,
+    pub prompts: parking_lot::Mutex<Option<Arc<Vec<rmcp::model::Prompt>>>>,
+}
+
 pub struct Handler {
     pub server: Arc<str>,
     pub roots: RootsFilter,
@@ -38,6 +46,7 @@ pub struct Handler {
     pub elicitation: Policy,
     pub sampling: sampling::Policy,
     pub refresh: Arc<flood::ToolsRefresh>,
+    pub lists: Arc<Lists>,
 }
 
 /// The answer to one input request, or the reason the whole call must end.
@@ -449,6 +458,26 @@ impl ClientHandler for Handler {
         if !self.host.complete(&self.server, id) {
             tracing::debug!(server = %self.server, id, "ignoring completion of an unknown elicitation");
         }
+    }
+
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
+        *self.lists.resources.lock() = None;
+        *self.lists.templates.lock() = None;
+    }
+
+    async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
+        *self.lists.prompts.lock() = None;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.host.emit(Event::ResourceUpdated {
+            server: self.server.to_string(),
+            uri: params.uri,
+        });
     }
 
     /// Drops the cached list and fetches the new one in the background, so `listServers` counts

@@ -42,6 +42,8 @@ pub enum Event {
     Message { level: LogLevel, message: String },
     /// A server's tool list changed.
     ToolsChanged { server: String },
+    /// A resource the editor subscribed to changed (`notifications/resources/updated`).
+    ResourceUpdated { server: String, uri: String },
 }
 
 pub type EventReceiver = mpsc::UnboundedReceiver<Event>;

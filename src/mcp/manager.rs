@@ -10,11 +10,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::connection::Connection;
 use super::host::{Event, EventReceiver, Host, LogLevel, ProgressFn};
 use super::supervisor::{Limits, Slot};
 use crate::config::{OAuthSpec, Resolved, Settings, TransportSpec};
 use crate::contract::CallError;
-use crate::contract::{ServerState, ServerSummary, SignOutResult, ToolSummary};
+use crate::contract::{
+    PromptSummary, ResourceSummary, ResourceTemplateSummary, ServerState, ServerSummary,
+    SignOutResult, ToolSummary,
+};
 use crate::roots::{self, Folder};
 
 /// A workspace-defined server the person has not decided about yet.
@@ -347,7 +351,14 @@ impl Manager {
     }
 
     /// Tools of one server, or of every running server.
-    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
+    /// Rows from one server (its error stands) or from every running one (a server whose
+    /// list fails is left out, with a log line).
+    async fn across<T>(
+        &self,
+        server: Option<&str>,
+        what: &str,
+        rows: impl AsyncFn(&str, &Connection) -> Result<Vec<T>, CallError>,
+    ) -> Result<Vec<T>, CallError> {
         let names = match server {
             Some(name) => vec![name.to_string()],
             None => self.server_names(),
@@ -359,23 +370,125 @@ impl Manager {
                 Err(e) if server.is_some() => return Err(e),
                 Err(_) => continue,
             };
-            let tools = match connection.tools().await {
-                Ok(t) => t,
+            match rows(&name, &connection).await {
+                Ok(rows) => out.extend(rows),
                 Err(e) if server.is_some() => return Err(e),
-                Err(e) => {
-                    tracing::warn!(server = %name, "listing tools failed: {e}");
-                    continue;
-                }
-            };
-            out.extend(tools.iter().map(|t| ToolSummary {
-                server: name.clone(),
-                name: t.name.to_string(),
-                title: t.title.clone(),
-                description: t.description.as_ref().map(|d| d.to_string()),
-                input_schema: Value::Object((*t.input_schema).clone()),
-            }));
+                Err(e) => tracing::warn!(server = %name, "listing {what} failed: {e}"),
+            }
         }
         Ok(out)
+    }
+
+    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
+        self.across(server, "tools", async |name, connection| {
+            Ok(connection
+                .tools()
+                .await?
+                .iter()
+                .map(|t| ToolSummary {
+                    server: name.to_owned(),
+                    name: t.name.to_string(),
+                    title: t.title.clone(),
+                    description: t.description.as_ref().map(|d| d.to_string()),
+                    input_schema: Value::Object((*t.input_schema).clone()),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    pub async fn list_resources(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<ResourceSummary>, CallError> {
+        self.across(server, "resources", async |name, connection| {
+            Ok(connection
+                .resources()
+                .await?
+                .iter()
+                .map(|r| ResourceSummary {
+                    server: name.to_owned(),
+                    uri: r.uri.clone(),
+                    name: r.name.clone(),
+                    title: r.title.clone(),
+                    description: r.description.clone(),
+                    mime_type: r.mime_type.clone(),
+                    size: r.size,
+                })
+                .collect())
+        })
+        .await
+    }
+
+    pub async fn list_resource_templates(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<ResourceTemplateSummary>, CallError> {
+        self.across(server, "resource templates", async |name, connection| {
+            Ok(connection
+                .resource_templates()
+                .await?
+                .iter()
+                .map(|t| ResourceTemplateSummary {
+                    server: name.to_owned(),
+                    uri_template: t.uri_template.clone(),
+                    name: t.name.clone(),
+                    title: t.title.clone(),
+                    description: t.description.clone(),
+                    mime_type: t.mime_type.clone(),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    pub async fn list_prompts(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<PromptSummary>, CallError> {
+        self.across(server, "prompts", async |name, connection| {
+            Ok(connection
+                .prompts()
+                .await?
+                .iter()
+                .map(|p| PromptSummary {
+                    server: name.to_owned(),
+                    name: p.name.clone(),
+                    title: p.title.clone(),
+                    description: p.description.clone(),
+                    arguments: p.arguments.as_ref().map(|args| {
+                        args.iter()
+                            .filter_map(|a| serde_json::to_value(a).ok())
+                            .collect()
+                    }),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Reads a resource to completion and returns the MCP `ReadResourceResult` as JSON.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, CallError> {
+        self.running(server)?.read_resource(uri).await
+    }
+
+    /// Gets a prompt to completion and returns the MCP `GetPromptResult` as JSON.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Value, CallError> {
+        self.running(server)?.get_prompt(name, arguments).await
+    }
+
+    pub async fn subscribe(&self, server: &str, uri: &str, on: bool) -> Result<(), CallError> {
+        self.running(server)?.subscribe(uri, on).await
+    }
+
+    /// `completion/complete` with `params` as MCP spells them (`ref`, `argument`, `context?`).
+    pub async fn complete(&self, server: &str, params: Value) -> Result<Value, CallError> {
+        self.running(server)?.complete(params).await
     }
 
     /// Runs a tool to completion and returns the MCP `CallToolResult` as JSON.

@@ -138,6 +138,13 @@ fn examples_match_the_rust_types() {
     round_trips::<ServerStatusParams>("serverStatus.needsAuth");
     round_trips::<ServerArgs>("signIn.argument");
     round_trips::<SignOutResult>("signOut.result");
+    round_trips::<ResourceArgs>("resourceUpdated.params");
+    round_trips::<Vec<ResourceSummary>>("listResources.result");
+    round_trips::<Vec<ResourceTemplateSummary>>("listResourceTemplates.result");
+    round_trips::<ResourceArgs>("readResource.argument");
+    round_trips::<Vec<PromptSummary>>("listPrompts.result");
+    round_trips::<GetPromptArgs>("getPrompt.argument");
+    round_trips::<CompleteArgs>("complete.argument");
     round_trips::<Vec<ServerSummary>>("listServers.result");
     round_trips::<Vec<ToolSummary>>("listTools.result");
     round_trips::<CallToolArgs>("callTool.argument");

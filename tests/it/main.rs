@@ -20,5 +20,6 @@ mod oauth;
 mod openai_provider;
 mod panics;
 mod properties;
+mod resources;
 mod sampling;
 mod workspace_config;

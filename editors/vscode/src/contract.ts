@@ -10,6 +10,7 @@ export const CANCEL_PROMPT = 'mcp-sidecar/cancelPrompt';
 export const CLIPBOARD = 'mcp-sidecar/clipboard';
 export const LANGUAGE_MODEL = 'mcp-sidecar/languageModel';
 export const SERVER_STATUS = 'mcp-sidecar/serverStatus';
+export const RESOURCE_UPDATED = 'mcp-sidecar/resourceUpdated';
 
 export const CMD_LIST_SERVERS = 'mcp-sidecar.listServers';
 export const CMD_LIST_TOOLS = 'mcp-sidecar.listTools';
@@ -18,6 +19,14 @@ export const CMD_RESTART_SERVER = 'mcp-sidecar.restartServer';
 export const CMD_OPEN_SAMPLING_LOG = 'mcp-sidecar.openSamplingLog';
 export const CMD_TRUST_SERVER = 'mcp-sidecar.trustServer';
 export const CMD_UNTRUST_SERVER = 'mcp-sidecar.untrustServer';
+export const CMD_LIST_RESOURCES = 'mcp-sidecar.listResources';
+export const CMD_LIST_RESOURCE_TEMPLATES = 'mcp-sidecar.listResourceTemplates';
+export const CMD_READ_RESOURCE = 'mcp-sidecar.readResource';
+export const CMD_SUBSCRIBE_RESOURCE = 'mcp-sidecar.subscribeResource';
+export const CMD_UNSUBSCRIBE_RESOURCE = 'mcp-sidecar.unsubscribeResource';
+export const CMD_LIST_PROMPTS = 'mcp-sidecar.listPrompts';
+export const CMD_GET_PROMPT = 'mcp-sidecar.getPrompt';
+export const CMD_COMPLETE = 'mcp-sidecar.complete';
 
 /** The extension's commands (package.json) that send each sidecar command. */
 export const OFFERED_COMMANDS: Record<string, string[]> = {
@@ -31,7 +40,19 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
-export const NOT_OFFERED: Record<string, string> = {};
+const RESOURCES_LATER =
+  'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15; the sidecar side is in place';
+export const NOT_OFFERED: Record<string, string> = {
+  [RESOURCE_UPDATED]: RESOURCES_LATER,
+  [CMD_LIST_RESOURCES]: RESOURCES_LATER,
+  [CMD_LIST_RESOURCE_TEMPLATES]: RESOURCES_LATER,
+  [CMD_READ_RESOURCE]: RESOURCES_LATER,
+  [CMD_SUBSCRIBE_RESOURCE]: RESOURCES_LATER,
+  [CMD_UNSUBSCRIBE_RESOURCE]: RESOURCES_LATER,
+  [CMD_LIST_PROMPTS]: RESOURCES_LATER,
+  [CMD_GET_PROMPT]: RESOURCES_LATER,
+  [CMD_COMPLETE]: RESOURCES_LATER,
+};
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
 export interface EditorCapabilities {
