@@ -572,7 +572,13 @@ async fn revoke(url: &url::Url, oauth: &OAuthSpec, grant: &StoredCredentials) ->
 
 /// rmcp's auth error in words. Its messages name URLs and OAuth error codes, never a token.
 fn words(error: &AuthError) -> String {
-    error.to_string()
+    match error {
+        // The redirect's `state` is none this sign-in issued: stale, or forged.
+        AuthError::InternalError(e) if e == "Authorization state not found" => {
+            "the address the browser came back with does not belong to this sign-in (its state is unknown: an old or forged redirect)".to_owned()
+        }
+        _ => error.to_string(),
+    }
 }
 
 /// rmcp's credential store over the credentials file; every grant it keeps or finds is shown
