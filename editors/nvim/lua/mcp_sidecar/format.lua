@@ -155,7 +155,7 @@ local function relative(at, now)
   local text
   if span < 90 then
     text = ('%d s'):format(span)
-  elseif span < 90 * 60 then
+  elseif span < 3600 then
     text = ('%d min'):format(math.floor(span / 60 + 0.5))
   elseif span < 36 * 3600 then
     text = ('%d h'):format(math.floor(span / 3600 + 0.5))

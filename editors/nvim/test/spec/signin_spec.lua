@@ -29,8 +29,22 @@ local function start_fixture()
   fixture.url = T.wait(function()
     return out:match('(http://127%.0%.0%.1:%d+/mcp)')
   end, 'the OAuth fixture to print its URL (stderr: ' .. table.concat(fixture.stderr, '') .. ')', 30000)
-  fixture.host = fixture.url:match('^http://([^/]+)')
+  -- The sidecar names the authorization server by its host; the auth rows by the issuer's
+  -- authority (with the port).
+  fixture.authority = fixture.url:match('^http://([^/]+)')
+  fixture.host = fixture.authority:match('^[^:]+')
   return fixture.url
+end
+
+--- Every token string the fixture issued so far (its /test/events endpoint).
+local function issued_tokens()
+  local events = fixture.url:gsub('/mcp$', '/test/events')
+  local done = vim.system({ 'curl', '-sS', events }, { text = true }):wait(10000)
+  T.eq(0, done.code, 'GET /test/events: ' .. tostring(done.stderr))
+  local tokens = vim.json.decode(done.stdout).tokens
+  local all = vim.list_extend(vim.list_extend({}, tokens.access), tokens.refresh)
+  T.ok(#all > 0, 'the fixture issued tokens')
+  return all
 end
 
 --- The browser: GET the authorization URL without following it, and return where the
@@ -48,28 +62,50 @@ local function authorize(url, on_redirect)
 end
 
 --- The whole browser step, asynchronously (as a browser is): the authorization URL, then the
---- redirect, which reaches the sidecar's listener.
-local browser = {}
-local function browse(url)
-  table.insert(browser, { url = url })
-  local visit = browser[#browser]
+--- redirect, which reaches the sidecar's listener. Like a person, it gets there after the
+--- sidecar shows that it waits (`browser.waiting()`), so that prompt is seen and then closed.
+local browser = { visits = {} }
+local function deliver(visit)
+  if visit.delivered or not visit.location or not browser.waited then
+    return
+  end
+  visit.delivered = true
+  if not visit.location:match('^http://127%.0%.0%.1:%d+/callback%?') then
+    visit.error = 'no redirect to the loopback callback: ' .. visit.location
+    return
+  end
+  vim.system({ 'curl', '-sS', visit.location }, { text = true }, function(done)
+    visit.page, visit.code = done.stdout, done.code
+  end)
+end
+
+function browser.open(url)
+  local visit = { url = url }
+  table.insert(browser.visits, visit)
   authorize(url, function(location, err)
-    visit.location = location
-    if not location or not location:match('^http://127%.0%.0%.1:%d+/callback%?') then
-      visit.error = 'no redirect to the loopback callback: ' .. tostring(location) .. ' ' .. tostring(err)
-      return
-    end
-    vim.system({ 'curl', '-sS', location }, { text = true }, function(done)
-      visit.page, visit.code = done.stdout, done.code
+    vim.schedule(function()
+      visit.location = location or ('(curl failed: ' .. tostring(err) .. ')')
+      deliver(visit)
     end)
   end)
 end
 
+function browser.waiting()
+  browser.waited = true
+  for _, visit in ipairs(browser.visits) do
+    deliver(visit)
+  end
+end
+
+--- What the case saw so far, for a failure's message: the prompts (and the notifications).
+local seen = {}
+
 --- vim.ui.select scripted by prompt: `answers[needle]` (a substring of the prompt) gives the
 --- needle of the line to pick, false to leave the question open (the sidecar closes it), or a
---- function(lines, items, opts). Returns the calls ({ prompt, lines }).
+--- function(lines, items, opts) returning an index (or false). Returns the calls ({ prompt, lines }).
 local function selects(answers)
   local calls = {}
+  seen.calls = calls
   vim.ui.select = function(items, opts, on_choice)
     local lines = vim.tbl_map(opts.format_item or tostring, items)
     table.insert(calls, { prompt = opts.prompt, lines = lines })
@@ -78,7 +114,15 @@ local function selects(answers)
         if answer == false then
           return
         end
-        local index = type(answer) == 'function' and answer(lines, items, opts) or T.pick(answer)(lines)
+        local index
+        if type(answer) == 'function' then
+          index = answer(lines, items, opts)
+        else
+          index = T.pick(answer)(lines)
+        end
+        if index == false then
+          return
+        end
         vim.schedule(function()
           on_choice(items[index], index)
         end)
@@ -102,9 +146,23 @@ local function state()
 end
 
 local function wait_state(want, timeout)
-  T.wait(function()
+  local ok, err = pcall(T.wait, function()
     return state() == want
-  end, ('%s to be %s (is %s)'):format(SERVER, want, tostring(state())), timeout or 30000)
+  end, ('%s to be %s'):format(SERVER, want), timeout or 30000)
+  if not ok then
+    local notes = vim.tbl_map(function(n)
+      return n.message
+    end, T.notifications)
+    error(
+      ('%s (is %s)\nprompts: %s\nnotifications: %s'):format(
+        err,
+        tostring(state()),
+        vim.inspect(seen.calls),
+        vim.inspect(notes)
+      ),
+      2
+    )
+  end
 end
 
 local function health_lines()
@@ -159,7 +217,7 @@ T.test('a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, th
   local opened = {}
   vim.ui.open = function(uri)
     table.insert(opened, uri)
-    browse(uri)
+    browser.open(uri)
     return { wait = function() end }, nil
   end
   local consent = 0
@@ -169,7 +227,10 @@ T.test('a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, th
       consent = consent + 1
       return T.pick(consent == 1 and 'Copy URL' or ('Open ' .. fixture.host .. ' in the browser'))(lines)
     end,
-    [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = false,
+    [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = function()
+      browser.waiting()
+      return false
+    end,
   })
   T.start_sidecar({ servers = { [SERVER] = { url = url } } })
   wait_state('running')
@@ -177,34 +238,43 @@ T.test('a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, th
   T.eq(1, #opened, 'the browser opened once')
   the_url = opened[1]
   T.eq(the_url, vim.fn.getreg('"'), 'Copy URL put the authorization URL in the unnamed register')
-  local visit = browser[1]
+  local visit = browser.visits[1]
   T.eq(nil, visit.error)
   T.contains(visit.location, 'code=')
   T.contains(visit.location, 'state=')
+  T.wait(function()
+    return visit.code ~= nil
+  end, 'the callback page')
+  T.eq(0, visit.code, 'the listener answered the browser')
+  T.contains(visit.page, 'close this')
 
   T.eq(SERVER .. ' needs you to sign in at ' .. fixture.host, calls[1].prompt)
   T.contains(calls[1].lines[1], 'Sign in — open ' .. fixture.host .. ' in the browser')
   T.eq('Not now', calls[1].lines[2])
   local ask = calls[2].lines
   T.contains(ask[1], 'Open ' .. fixture.host .. ' in the browser — ' .. the_url)
-  T.eq('Copy URL', ask[2])
-  T.contains(ask[3], 'Paste the address you were redirected to')
-  T.eq('Cancel', ask[4])
+  T.eq('Copy URL — ' .. the_url, ask[2])
+  T.contains(ask[3], 'Paste the address you were redirected to — when the browser could not reach http://127.0.0.1:')
+  T.contains(ask[4], 'Cancel')
   T.contains(calls[3].lines[2], 'Copy URL (copied)', 'asked again after copying')
+  T.eq(SERVER .. ': waiting for the sign-in at ' .. fixture.host, calls[4].prompt, 'then it waits for the browser')
   T.eq({}, require('mcp_sidecar.prompts').list(), 'the waiting prompt was closed by the sidecar')
 
   T.contains(call_whoami(), '# ' .. SERVER .. ' › whoami')
 end)
 
 T.test(':Mcp servers and :checkhealth show the sign-in, never a token', function()
-  local lines = servers_buffer()
-  local text = table.concat(lines, '\n')
-  T.contains(text, 'signed in at ' .. fixture.host)
+  local text = table.concat(servers_buffer(), '\n')
+  T.contains(text, 'signed in at ' .. fixture.authority)
   T.contains(text, 'token expires in ')
-  T.not_contains(text, 'code=')
-  local line = health_line(health_lines())
+  local health = health_lines()
+  local line = health_line(health)
   T.contains(line, '✅ OK server ' .. SERVER .. ': running')
-  T.contains(line, 'signed in at ' .. fixture.host)
+  T.contains(line, 'signed in at ' .. fixture.authority)
+  local shown = table.concat({ text, table.concat(health, '\n'), vim.inspect(T.server(SERVER)) }, '\n')
+  for _, token in ipairs(issued_tokens()) do
+    T.not_contains(shown, token, 'a token is shown')
+  end
 end)
 
 T.test(':Mcp signout → needsAuth in the servers list, the statusline and :checkhealth', function()
@@ -215,7 +285,7 @@ T.test(':Mcp signout → needsAuth in the servers list, the statusline and :chec
   local n = T.wait_notification('signed out of ' .. SERVER)
   T.contains(n.message, 'the grant was revoked at the authorization server')
   wait_state('needsAuth')
-  T.eq('needs you to sign in at ' .. fixture.host, T.server(SERVER).message)
+  T.contains(T.server(SERVER).message, 'needs you to sign in at ' .. fixture.host)
   T.contains(require('mcp_sidecar').status(), '🔑1')
 
   local text = table.concat(servers_buffer(), '\n')
@@ -263,4 +333,32 @@ T.test(':Mcp signin without a server picks among the http servers; no question f
     T.not_contains(prompt, 'needs you to sign in', 'signin goes straight to the sign-in page')
   end
   T.contains(call_whoami(), '# ' .. SERVER .. ' › whoami')
+end)
+
+T.test(':Mcp signin while signed in restarts on the grant, without asking', function()
+  local calls = selects({})
+  vim.cmd('Mcp signin ' .. SERVER)
+  T.contains(T.wait_notification(SERVER .. ': running', 20000).message, 'signed in at ' .. fixture.authority)
+  T.eq({}, calls, 'nothing asked')
+end)
+
+T.test('signed out, :Mcp signin then Cancel: "sign-in to <server> cancelled", needsAuth', function()
+  vim.cmd('Mcp signout ' .. SERVER)
+  wait_state('needsAuth')
+  local calls = selects({ [SERVER .. ': sign in at ' .. fixture.host] = 'Cancel' })
+  vim.cmd('Mcp signin ' .. SERVER)
+  T.wait_notification('sign-in to ' .. SERVER .. ' cancelled', 20000)
+  T.eq({ SERVER .. ': sign in at ' .. fixture.host }, prompts_of(calls), 'only the sign-in page was asked')
+  T.eq('needsAuth', state())
+end)
+
+T.test('a restart asks again; Not now → needsAuth, counted in the statusline', function()
+  local calls = selects({ [SERVER .. ' needs you to sign in at ' .. fixture.host] = 'Not now' })
+  vim.cmd('Mcp restart ' .. SERVER)
+  T.wait(function()
+    return #calls > 0
+  end, 'the sign-in question after the restart')
+  wait_state('needsAuth')
+  T.contains(T.server(SERVER).message, 'needs you to sign in at ' .. fixture.host)
+  T.eq('MCP 1/2 🔑1', require('mcp_sidecar').status())
 end)
