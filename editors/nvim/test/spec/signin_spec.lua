@@ -165,13 +165,6 @@ local function wait_state(want, timeout)
   end
 end
 
-local function health_lines()
-  vim.cmd('checkhealth mcp_sidecar')
-  local lines = T.lines(0)
-  vim.cmd('bwipeout!')
-  return lines
-end
-
 local function health_line(lines)
   for _, line in ipairs(lines) do
     if line:find('server ' .. SERVER .. ':', 1, true) then
@@ -267,7 +260,7 @@ T.test(':Mcp servers and :checkhealth show the sign-in, never a token', function
   local text = table.concat(servers_buffer(), '\n')
   T.contains(text, 'signed in at ' .. fixture.authority)
   T.contains(text, 'token expires in ')
-  local health = health_lines()
+  local health = T.health_lines()
   local line = health_line(health)
   T.contains(line, '✅ OK server ' .. SERVER .. ': running')
   T.contains(line, 'signed in at ' .. fixture.authority)
@@ -294,7 +287,7 @@ T.test(':Mcp signout → needsAuth in the servers list, the statusline and :chec
   T.contains(text, ':Mcp signin ' .. SERVER)
   T.contains(text, 'not signed in')
 
-  local lines = health_lines()
+  local lines = T.health_lines()
   local line = health_line(lines)
   T.contains(line, '⚠️ WARNING server ' .. SERVER .. ': needsAuth')
   T.contains(line, 'needs you to sign in at ' .. fixture.host)
@@ -361,4 +354,35 @@ T.test('a restart asks again; Not now → needsAuth, counted in the statusline',
   wait_state('needsAuth')
   T.contains(T.server(SERVER).message, 'needs you to sign in at ' .. fixture.host)
   T.eq('MCP 1/2 🔑1', require('mcp_sidecar').status())
+end)
+
+T.test('s on a server in :Mcp servers signs in to it: Open, the browser, running', function()
+  local opened = {}
+  vim.ui.open = function(uri)
+    table.insert(opened, uri)
+    browser.open(uri)
+    return { wait = function() end }, nil
+  end
+  browser.visits, browser.waited = {}, false
+  selects({
+    [SERVER .. ': sign in at ' .. fixture.host] = 'Open ' .. fixture.host .. ' in the browser',
+    [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = function()
+      browser.waiting()
+      return false
+    end,
+  })
+  vim.cmd('Mcp servers')
+  local buf = T.wait_buf('^mcp://servers$')
+  T.wait(function()
+    return vim.api.nvim_get_current_buf() == buf and table.concat(T.lines(buf), '\n'):find('needsAuth', 1, true)
+  end, 'the servers buffer with the server that needs a sign-in')
+  for i, line in ipairs(T.lines(buf)) do
+    if vim.startswith(line, SERVER .. ' ') then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+    end
+  end
+  vim.api.nvim_feedkeys('s', 'mx', false)
+  T.wait_notification(SERVER .. ': running', 30000)
+  T.eq(1, #opened, 'the browser opened once')
+  T.contains(call_whoami(), '# ' .. SERVER .. ' › whoami')
 end)
