@@ -521,7 +521,11 @@ local function sign(server, signing_in, command, done)
   local what = signing_in and 'sign-in to %s' or 'sign-out of %s'
   with_client(function(client)
     if not client_mod.has_command(client, command) then
-      notify(('this sidecar has no %s command (it is older than OAuth sign-in)'):format(signing_in and 'signin' or 'signout'))
+      notify(
+        ('this sidecar has no %s command (it is older than OAuth sign-in)'):format(
+          signing_in and 'signin' or 'signout'
+        )
+      )
       return
     end
     server = pick_http_server(client, server, signing_in)
@@ -551,11 +555,13 @@ end
 
 function M.sign_out(server)
   sign(server, false, M.CMD.sign_out, function(result, name)
-    notify(('signed out of %s (%s)'):format(
-      tostring(result.server or name),
-      result.revoked and 'the grant was revoked at the authorization server'
-        or 'the grant is forgotten; the authorization server offers no revocation'
-    ))
+    notify(
+      ('signed out of %s (%s)'):format(
+        tostring(result.server or name),
+        result.revoked and 'the grant was revoked at the authorization server'
+          or 'the grant is forgotten; the authorization server offers no revocation'
+      )
+    )
   end)
 end
 

@@ -281,12 +281,20 @@ T.test("a listServers row's auth as one line, never more than the row says", fun
   local now = 1796130000
   T.eq(nil, format.auth(nil, now))
   T.eq('not signed in', format.auth({ signedIn = false }, now))
-  T.eq('not signed in (auth.example.com)', format.auth({ signedIn = false, issuer = 'https://auth.example.com/t' }, now))
+  T.eq(
+    'not signed in (auth.example.com)',
+    format.auth({ signedIn = false, issuer = 'https://auth.example.com/t' }, now)
+  )
   T.eq(
     'signed in at mcp.linear.app · scopes read, write · token expires in 1 h ('
       .. os.date('%H:%M', 1796133600)
       .. ')',
-    format.auth({ signedIn = true, issuer = 'https://mcp.linear.app', scopes = { 'read', 'write' }, expiresAt = 1796133600 }, now)
+    format.auth({
+      signedIn = true,
+      issuer = 'https://mcp.linear.app',
+      scopes = { 'read', 'write' },
+      expiresAt = 1796133600,
+    }, now)
   )
   T.eq('signed in', format.auth({ signedIn = true }, now))
   T.contains(format.auth({ signedIn = true, expiresAt = now - 180 }, now), 'token expired 3 min ago')

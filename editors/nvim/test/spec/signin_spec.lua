@@ -205,56 +205,66 @@ end
 
 local the_url -- the authorization URL of the first sign-in
 
-T.test('a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, the browser: running', function()
-  local url = start_fixture()
-  local opened = {}
-  vim.ui.open = function(uri)
-    table.insert(opened, uri)
-    browser.open(uri)
-    return { wait = function() end }, nil
+T.test(
+  'a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, the browser: running',
+  function()
+    local url = start_fixture()
+    local opened = {}
+    vim.ui.open = function(uri)
+      table.insert(opened, uri)
+      browser.open(uri)
+      return { wait = function() end }, nil
+    end
+    local consent = 0
+    local calls = selects({
+      [SERVER .. ' needs you to sign in at ' .. fixture.host] = 'Sign in',
+      [SERVER .. ': sign in at ' .. fixture.host] = function(lines)
+        consent = consent + 1
+        return T.pick(consent == 1 and 'Copy URL' or ('Open ' .. fixture.host .. ' in the browser'))(lines)
+      end,
+      [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = function()
+        browser.waiting()
+        return false
+      end,
+    })
+    T.start_sidecar({ servers = { [SERVER] = { url = url } } })
+    wait_state('running')
+
+    T.eq(1, #opened, 'the browser opened once')
+    the_url = opened[1]
+    T.eq(the_url, vim.fn.getreg('"'), 'Copy URL put the authorization URL in the unnamed register')
+    local visit = browser.visits[1]
+    T.eq(nil, visit.error)
+    T.contains(visit.location, 'code=')
+    T.contains(visit.location, 'state=')
+    T.wait(function()
+      return visit.code ~= nil
+    end, 'the callback page')
+    T.eq(0, visit.code, 'the listener answered the browser')
+    T.contains(visit.page, 'close this')
+
+    T.eq(SERVER .. ' needs you to sign in at ' .. fixture.host, calls[1].prompt)
+    T.contains(calls[1].lines[1], 'Sign in — open ' .. fixture.host .. ' in the browser')
+    T.eq('Not now', calls[1].lines[2])
+    local ask = calls[2].lines
+    T.contains(ask[1], 'Open ' .. fixture.host .. ' in the browser — ' .. the_url)
+    T.eq('Copy URL — ' .. the_url, ask[2])
+    T.contains(
+      ask[3],
+      'Paste the address you were redirected to — when the browser could not reach http://127.0.0.1:'
+    )
+    T.contains(ask[4], 'Cancel')
+    T.contains(calls[3].lines[2], 'Copy URL (copied)', 'asked again after copying')
+    T.eq(
+      SERVER .. ': waiting for the sign-in at ' .. fixture.host,
+      calls[4].prompt,
+      'then it waits for the browser'
+    )
+    T.eq({}, require('mcp_sidecar.prompts').list(), 'the waiting prompt was closed by the sidecar')
+
+    T.contains(call_whoami(), '# ' .. SERVER .. ' › whoami')
   end
-  local consent = 0
-  local calls = selects({
-    [SERVER .. ' needs you to sign in at ' .. fixture.host] = 'Sign in',
-    [SERVER .. ': sign in at ' .. fixture.host] = function(lines)
-      consent = consent + 1
-      return T.pick(consent == 1 and 'Copy URL' or ('Open ' .. fixture.host .. ' in the browser'))(lines)
-    end,
-    [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = function()
-      browser.waiting()
-      return false
-    end,
-  })
-  T.start_sidecar({ servers = { [SERVER] = { url = url } } })
-  wait_state('running')
-
-  T.eq(1, #opened, 'the browser opened once')
-  the_url = opened[1]
-  T.eq(the_url, vim.fn.getreg('"'), 'Copy URL put the authorization URL in the unnamed register')
-  local visit = browser.visits[1]
-  T.eq(nil, visit.error)
-  T.contains(visit.location, 'code=')
-  T.contains(visit.location, 'state=')
-  T.wait(function()
-    return visit.code ~= nil
-  end, 'the callback page')
-  T.eq(0, visit.code, 'the listener answered the browser')
-  T.contains(visit.page, 'close this')
-
-  T.eq(SERVER .. ' needs you to sign in at ' .. fixture.host, calls[1].prompt)
-  T.contains(calls[1].lines[1], 'Sign in — open ' .. fixture.host .. ' in the browser')
-  T.eq('Not now', calls[1].lines[2])
-  local ask = calls[2].lines
-  T.contains(ask[1], 'Open ' .. fixture.host .. ' in the browser — ' .. the_url)
-  T.eq('Copy URL — ' .. the_url, ask[2])
-  T.contains(ask[3], 'Paste the address you were redirected to — when the browser could not reach http://127.0.0.1:')
-  T.contains(ask[4], 'Cancel')
-  T.contains(calls[3].lines[2], 'Copy URL (copied)', 'asked again after copying')
-  T.eq(SERVER .. ': waiting for the sign-in at ' .. fixture.host, calls[4].prompt, 'then it waits for the browser')
-  T.eq({}, require('mcp_sidecar.prompts').list(), 'the waiting prompt was closed by the sidecar')
-
-  T.contains(call_whoami(), '# ' .. SERVER .. ' › whoami')
-end)
+)
 
 T.test(':Mcp servers and :checkhealth show the sign-in, never a token', function()
   local text = table.concat(servers_buffer(), '\n')
@@ -374,7 +384,8 @@ T.test('s on a server in :Mcp servers signs in to it: Open, the browser, running
   vim.cmd('Mcp servers')
   local buf = T.wait_buf('^mcp://servers$')
   T.wait(function()
-    return vim.api.nvim_get_current_buf() == buf and table.concat(T.lines(buf), '\n'):find('needsAuth', 1, true)
+    return vim.api.nvim_get_current_buf() == buf
+      and table.concat(T.lines(buf), '\n'):find('needsAuth', 1, true)
   end, 'the servers buffer with the server that needs a sign-in')
   for i, line in ipairs(T.lines(buf)) do
     if vim.startswith(line, SERVER .. ' ') then
