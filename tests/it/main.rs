@@ -15,6 +15,7 @@ mod interop;
 mod layering;
 mod load;
 mod lsp_core;
+mod oauth;
 mod openai_provider;
 mod panics;
 mod properties;
