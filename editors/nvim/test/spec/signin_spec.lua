@@ -352,7 +352,7 @@ T.test('signed out, :Mcp signin then Cancel: "sign-in to <server> cancelled", ne
   vim.cmd('Mcp signin ' .. SERVER)
   T.wait_notification('sign-in to ' .. SERVER .. ' cancelled', 20000)
   T.eq({ SERVER .. ': sign in at ' .. fixture.host }, prompts_of(calls), 'only the sign-in page was asked')
-  T.eq('needsAuth', state())
+  wait_state('needsAuth') -- its serverStatus may come after the command's answer
 end)
 
 T.test('a restart asks again; Not now → needsAuth, counted in the statusline', function()
