@@ -90,6 +90,19 @@ function browser.open(url)
   end)
 end
 
+--- Replaces vim.ui.open (the plugin's showDocument handler opens external URLs with it) by
+--- this browser, for a new sign-in; returns the list of the URLs opened.
+function browser.intercept()
+  local opened = {}
+  browser.visits, browser.waited = {}, false
+  vim.ui.open = function(uri)
+    table.insert(opened, uri)
+    browser.open(uri)
+    return { wait = function() end }, nil
+  end
+  return opened
+end
+
 function browser.waiting()
   browser.waited = true
   for _, visit in ipairs(browser.visits) do
@@ -209,12 +222,7 @@ T.test(
   'a 401 asks "needs you to sign in at <host>"; Sign in, Copy URL, Open, the browser: running',
   function()
     local url = start_fixture()
-    local opened = {}
-    vim.ui.open = function(uri)
-      table.insert(opened, uri)
-      browser.open(uri)
-      return { wait = function() end }, nil
-    end
+    local opened = browser.intercept()
     local consent = 0
     local calls = selects({
       [SERVER .. ' needs you to sign in at ' .. fixture.host] = 'Sign in',
@@ -367,13 +375,7 @@ T.test('a restart asks again; Not now → needsAuth, counted in the statusline',
 end)
 
 T.test('s on a server in :Mcp servers signs in to it: Open, the browser, running', function()
-  local opened = {}
-  vim.ui.open = function(uri)
-    table.insert(opened, uri)
-    browser.open(uri)
-    return { wait = function() end }, nil
-  end
-  browser.visits, browser.waited = {}, false
+  local opened = browser.intercept()
   selects({
     [SERVER .. ': sign in at ' .. fixture.host] = 'Open ' .. fixture.host .. ' in the browser',
     [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = function()
