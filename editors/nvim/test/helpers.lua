@@ -109,6 +109,14 @@ function T.floats()
   end, vim.api.nvim_list_wins())
 end
 
+--- The report of `:checkhealth mcp_sidecar`, as lines (its buffer is wiped).
+function T.health_lines()
+  vim.cmd('checkhealth mcp_sidecar')
+  local lines = T.lines(0)
+  vim.cmd('bwipeout!')
+  return lines
+end
+
 -- Notifications ----------------------------------------------------------------------------------
 
 local original = {

@@ -4,7 +4,8 @@
 #   editors/nvim/test/run.sh                    every spec
 #   editors/nvim/test/run.sh prompts draft      only specs whose name contains one of these
 # Environment: MCP_SIDECAR_BIN (default: cargo build, then target/debug/mcp-sidecar),
-#              NVIM (default: installed by test/install.sh), SPEC_TIMEOUT (seconds, default 90).
+#              NVIM (default: installed by test/install.sh), SPEC_TIMEOUT (seconds, default 90),
+#              MCP_PYTHON (default: from .cache/peers/env.sh; signin_spec's fixture needs it).
 # Prints "N passed, N failed" last; exits non-zero when a test failed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,6 +18,11 @@ if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
   MCP_SIDECAR_BIN="$ROOT/target/debug/mcp-sidecar"
 fi
 export MCP_SIDECAR_BIN
+# signin_spec's OAuth-protected fixture runs on the Python SDK peer (scripts/install-peers.sh).
+if [[ -z "${MCP_PYTHON:-}" && -f "$ROOT/.cache/peers/env.sh" ]]; then
+  # shellcheck disable=SC1091
+  . "$ROOT/.cache/peers/env.sh"
+fi
 echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcp-nvim-test.XXXXXX")"

@@ -16,6 +16,8 @@ M.CMD = {
   trust_server = 'mcp-sidecar.trustServer',
   untrust_server = 'mcp-sidecar.untrustServer',
   open_sampling_log = 'mcp-sidecar.openSamplingLog',
+  sign_in = 'mcp-sidecar.signIn',
+  sign_out = 'mcp-sidecar.signOut',
 }
 
 local function notify(message, level)
@@ -65,7 +67,7 @@ end
 local function server_lines(client, rows)
   local lines = {
     ('MCP servers of %s'):format(client.root_dir or vim.fn.getcwd()),
-    '<CR> tools · r restart · R refresh · q close',
+    '<CR> tools · r restart · s sign in · S sign out · R refresh · q close',
     '',
   }
   local at = {}
@@ -106,6 +108,15 @@ local function server_lines(client, rows)
         at[#lines] = row.name
       end
     end
+    local auth = format.auth(row.auth)
+    if auth then
+      table.insert(lines, '    ' .. auth)
+      at[#lines] = row.name
+    end
+    if row.state == 'needsAuth' then
+      table.insert(lines, ('    :Mcp signin %s (or s here) to sign in'):format(row.name))
+      at[#lines] = row.name
+    end
   end
   return lines, at
 end
@@ -135,6 +146,24 @@ function M.servers()
             local name = under_cursor()
             if name then
               M.restart(name)
+            end
+          end,
+        },
+        s = {
+          desc = 'Sign in to the server under the cursor',
+          fn = function()
+            local name = under_cursor()
+            if name then
+              M.sign_in(name)
+            end
+          end,
+        },
+        S = {
+          desc = 'Sign out of the server under the cursor',
+          fn = function()
+            local name = under_cursor()
+            if name then
+              M.sign_out(name)
             end
           end,
         },
@@ -443,6 +472,99 @@ function M.untrust(server)
   set_trust(server, false, M.CMD.untrust_server)
 end
 
+-- :Mcp signin [server], :Mcp signout [server] ------------------------------------------------
+
+--- The server to sign in to (or out of): `server`, else a pick among the http servers (those
+--- that need a sign-in first for signin, those signed in first for signout).
+local function pick_http_server(client, server, signing_in)
+  if server then
+    return server
+  end
+  local rows = list_servers(client)
+  if not rows then
+    return nil
+  end
+  local http = vim.tbl_filter(function(row)
+    return row.transport == 'http'
+  end, rows)
+  if #http == 0 then
+    notify('no http server is configured (only they sign in)', vim.log.levels.WARN)
+    return nil
+  end
+  local function first(row)
+    if signing_in then
+      return row.state == 'needsAuth'
+    end
+    return vim.tbl_get(row, 'auth', 'signedIn') == true
+  end
+  table.sort(http, function(a, b)
+    if first(a) ~= first(b) then
+      return first(a)
+    end
+    return a.name < b.name
+  end)
+  local row = async.select(http, {
+    prompt = signing_in and 'Sign in to which MCP server?' or 'Sign out of which MCP server?',
+    kind = 'mcp_sidecar',
+    format_item = function(r)
+      local auth = format.auth(r.auth)
+      return ('%s (%s)%s'):format(r.name, r.state, auth and (' · ' .. auth) or '')
+    end,
+  })
+  return row and row.name
+end
+
+--- :Mcp signin / signout: `command` on `server` (or a picked one); `done(result, server)`
+--- reports what it did. The sign-in waits for the browser (up to 5 minutes); the sidecar asks
+--- how to open the sign-in page meanwhile.
+local function sign(server, signing_in, command, done)
+  local what = signing_in and 'sign-in to %s' or 'sign-out of %s'
+  with_client(function(client)
+    if not client_mod.has_command(client, command) then
+      notify(
+        ('this sidecar has no %s command (it is older than OAuth sign-in)'):format(
+          signing_in and 'signin' or 'signout'
+        )
+      )
+      return
+    end
+    server = pick_http_server(client, server, signing_in)
+    if not server then
+      return
+    end
+    local result, err = client_mod.exec(client, command, { server = server })
+    if client_mod.is_cancelled(err) or (not err and is_null(result)) then
+      notify(what:format(server) .. ' cancelled')
+    elseif err then
+      notify(what:format(server) .. ' failed: ' .. client_mod.error_message(err), vim.log.levels.ERROR)
+    else
+      done(result, server)
+    end
+  end)
+end
+
+function M.sign_in(server)
+  sign(server, true, M.CMD.sign_in, function(row, name)
+    local auth = format.auth(row.auth)
+    notify(
+      ('%s: %s%s'):format(name, tostring(row.state), auth and (', ' .. auth) or ''),
+      row.state == 'running' and vim.log.levels.INFO or vim.log.levels.WARN
+    )
+  end)
+end
+
+function M.sign_out(server)
+  sign(server, false, M.CMD.sign_out, function(result, name)
+    notify(
+      ('signed out of %s (%s)'):format(
+        tostring(result.server or name),
+        result.revoked and 'the grant was revoked at the authorization server'
+          or 'the grant is forgotten; the authorization server offers no revocation'
+      )
+    )
+  end)
+end
+
 -- :Mcp sampling-log ----------------------------------------------------------------------------
 
 function M.sampling_log()
@@ -494,6 +616,12 @@ M.subcommands = {
   untrust = function(args)
     M.untrust(args[1])
   end,
+  signin = function(args)
+    M.sign_in(args[1])
+  end,
+  signout = function(args)
+    M.sign_out(args[1])
+  end,
   ['sampling-log'] = function()
     M.sampling_log()
   end,
@@ -531,6 +659,37 @@ local function server_names()
   return list
 end
 
+--- The http servers (only they sign in), from listServers rows: asked again when a row only
+--- came from a serverStatus notification (which has no transport).
+local function http_server_names()
+  local client = client_mod.get()
+  if not client then
+    return {}
+  end
+  local rows = state.servers(client.id)
+  local unknown = #rows == 0
+  for _, row in ipairs(rows) do
+    unknown = unknown or row.transport == nil
+  end
+  if unknown then
+    local response = client:request_sync('workspace/executeCommand', {
+      command = M.CMD.list_servers,
+      arguments = { vim.empty_dict() },
+    }, 1000)
+    if response and type(response.result) == 'table' then
+      state.replace(client.id, response.result)
+      rows = state.servers(client.id)
+    end
+  end
+  local names = {}
+  for _, row in ipairs(rows) do
+    if row.transport == 'http' then
+      table.insert(names, row.name)
+    end
+  end
+  return names
+end
+
 local function tool_names(server)
   local client = client_mod.get()
   if not client then
@@ -562,6 +721,8 @@ function M.complete(arglead, cmdline, cursorpos)
     local takes_server = { tools = true, call = true, restart = true, trust = true, untrust = true }
     if index == 2 and takes_server[sub] then
       candidates = server_names()
+    elseif index == 2 and (sub == 'signin' or sub == 'signout') then
+      candidates = http_server_names()
     elseif index == 3 and sub == 'call' then
       candidates = tool_names(words[3])
     end

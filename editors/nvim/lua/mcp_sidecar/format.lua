@@ -140,4 +140,54 @@ function M.arguments(schema)
   return table.concat(parts, ', ')
 end
 
+--- The host of a URL ("https://auth.example.com/tenant" → "auth.example.com"), else the text.
+function M.host(url)
+  if type(url) ~= 'string' then
+    return nil
+  end
+  return url:match('^%a[%w+.-]*://([^/?#]+)') or url
+end
+
+--- How long until (or since) `at` (seconds since the epoch): "in 55 min", "2 h ago".
+local function relative(at, now)
+  local delta = at - now
+  local span = math.abs(delta)
+  local text
+  if span < 90 then
+    text = ('%d s'):format(span)
+  elseif span < 3600 then
+    text = ('%d min'):format(math.floor(span / 60 + 0.5))
+  elseif span < 36 * 3600 then
+    text = ('%d h'):format(math.floor(span / 3600 + 0.5))
+  else
+    text = ('%d days'):format(math.floor(span / 86400 + 0.5))
+  end
+  return delta >= 0 and ('in ' .. text) or (text .. ' ago')
+end
+
+--- A listServers row's `auth` as one line, or nil when the server does not use OAuth:
+--- "signed in at auth.example.com · scopes read, write · token expires in 55 min (14:32)" or
+--- "not signed in (auth.example.com)". Never a token: the row carries none.
+---@param auth table|nil `{ signedIn, issuer?, scopes?, expiresAt? }`
+---@param now? integer seconds since the epoch (default: now)
+function M.auth(auth, now)
+  if type(auth) ~= 'table' then
+    return nil
+  end
+  local host = type(auth.issuer) == 'string' and M.host(auth.issuer) or nil
+  if auth.signedIn ~= true then
+    return 'not signed in' .. (host and (' (' .. host .. ')') or '')
+  end
+  local parts = { 'signed in' .. (host and (' at ' .. host) or '') }
+  if type(auth.scopes) == 'table' and #auth.scopes > 0 then
+    table.insert(parts, 'scopes ' .. table.concat(vim.tbl_map(tostring, auth.scopes), ', '))
+  end
+  if type(auth.expiresAt) == 'number' then
+    local at = math.floor(auth.expiresAt)
+    local verb = at >= (now or os.time()) and 'token expires' or 'token expired'
+    table.insert(parts, ('%s %s (%s)'):format(verb, relative(at, now or os.time()), os.date('%H:%M', at)))
+  end
+  return table.concat(parts, ' · ')
+end
+
 return M

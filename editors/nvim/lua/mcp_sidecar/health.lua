@@ -1,6 +1,7 @@
 -- :checkhealth mcp_sidecar
 local binary = require('mcp_sidecar.binary')
 local config = require('mcp_sidecar.config')
+local format = require('mcp_sidecar.format')
 local lsp_config = require('mcp_sidecar.lsp_config')
 
 local M = {}
@@ -115,12 +116,20 @@ local function check_servers(client)
       text = text .. ', from ' .. row.source
     end
     local message = type(row.message) == 'string' and row.message or nil
+    text = text .. (message and (': ' .. message) or '')
+    -- The sign-in of an http server that uses OAuth (never a token: the row has none).
+    local auth = format.auth(row.auth)
+    if auth then
+      text = text .. '; ' .. auth
+    end
     if row.state == 'running' then
       health.ok(text)
     elseif row.state == 'failed' then
-      health.error(text .. (message and (': ' .. message) or ''))
+      health.error(text)
+    elseif row.state == 'needsAuth' then
+      health.warn(text, { (':Mcp signin %s'):format(row.name) })
     else
-      health.warn(text .. (message and (': ' .. message) or ''))
+      health.warn(text)
     end
   end
 end

@@ -15,6 +15,11 @@ function M.update(client_id, params)
   by_client[client_id] = by_client[client_id] or {}
   local row = vim.deepcopy(params)
   row.updated = vim.uv.now()
+  -- serverStatus has no transport: keep the one a listServers row told.
+  local previous = by_client[client_id][params.name]
+  if previous and row.transport == nil then
+    row.transport = previous.transport
+  end
   by_client[client_id][params.name] = row
   if params.state ~= 'running' and tool_names[client_id] then
     tool_names[client_id][params.name] = nil
@@ -85,10 +90,10 @@ function M.tools(client_id, server)
   return names and vim.deepcopy(names) or nil
 end
 
-local marks = { starting = '…', failed = '✗', needsTrust = '?', stopped = '-' }
+local marks = { starting = '…', failed = '✗', needsTrust = '?', needsAuth = '🔑', stopped = '-' }
 
 --- A short statusline text: "MCP 2/3 ✗1" (running/configured, then failed, starting, needs
---- trust, stopped). Empty when no sidecar is running or no server is configured.
+--- trust, needs a sign-in, stopped). Empty when no sidecar is running or no server is configured.
 function M.status(client_id)
   local rows = M.servers(client_id)
   if #rows == 0 then
@@ -99,7 +104,7 @@ function M.status(client_id)
     counts[row.state] = (counts[row.state] or 0) + 1
   end
   local parts = { ('MCP %d/%d'):format(counts.running or 0, #rows) }
-  for _, state in ipairs({ 'failed', 'starting', 'needsTrust', 'stopped' }) do
+  for _, state in ipairs({ 'failed', 'starting', 'needsTrust', 'needsAuth', 'stopped' }) do
     if counts[state] then
       table.insert(parts, marks[state] .. counts[state])
     end

@@ -43,7 +43,7 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   T.wait_buf('^mcp://servers$')
   vim.cmd('Mcp frobnicate')
   local n = T.wait_notification('unknown subcommand "frobnicate"')
-  T.contains(n.message, 'call, log, restart, sampling-log, servers, tools, trust, untrust')
+  T.contains(n.message, 'call, log, restart, sampling-log, servers, signin, signout, tools, trust, untrust')
   T.eq(vim.log.levels.ERROR, n.level)
 end)
 
@@ -219,13 +219,14 @@ end)
 T.test('completion: subcommands, servers, tools', function()
   local complete = require('mcp_sidecar.commands').complete
   T.eq(
-    { 'call', 'log', 'restart', 'sampling-log', 'servers', 'tools', 'trust', 'untrust' },
+    { 'call', 'log', 'restart', 'sampling-log', 'servers', 'signin', 'signout', 'tools', 'trust', 'untrust' },
     complete('', 'Mcp ', 4)
   )
   T.eq({ 'restart' }, complete('re', 'Mcp re', 6))
   T.eq({ 'demo' }, complete('', 'Mcp call ', 9))
   T.eq({ 'demo' }, complete('d', 'Mcp tools d', 11))
   T.eq({ 'demo' }, complete('', 'Mcp untrust ', 12))
+  T.eq({}, complete('', 'Mcp signin ', 11), 'demo is stdio: it never signs in')
   local tools = complete('', 'Mcp call demo ', 14)
   table.sort(tools)
   T.eq({ 'add', 'analyze_flights', 'book_trip', 'count_down', 'echo', 'list_roots', 'login' }, tools)
@@ -263,4 +264,47 @@ T.test(':Mcp log opens the log file', function()
   T.eq(vim.fs.joinpath(vim.fn.stdpath('log'), 'mcp-sidecar.log'), vim.api.nvim_buf_get_name(0))
   T.ok(#T.lines(0) > 1, 'the log has lines')
   T.contains(T.lines(0), 'demo')
+end)
+
+T.test(':Mcp signin with no http server says so, without asking', function()
+  vim.ui.select = function(_, opts)
+    error('must not ask: ' .. tostring(opts.prompt))
+  end
+  vim.cmd('Mcp signin')
+  T.wait_notification('no http server is configured (only they sign in)')
+  vim.cmd('Mcp signin demo')
+  T.contains(T.wait_notification('sign-in to demo failed').message, '[refused]')
+end)
+
+T.test("a listServers row's auth as one line, never more than the row says", function()
+  local format = require('mcp_sidecar.format')
+  local now = 1796130000
+  T.eq(nil, format.auth(nil, now))
+  T.eq('not signed in', format.auth({ signedIn = false }, now))
+  T.eq(
+    'not signed in (auth.example.com)',
+    format.auth({ signedIn = false, issuer = 'https://auth.example.com/t' }, now)
+  )
+  T.eq(
+    'signed in at mcp.linear.app · scopes read, write · token expires in 1 h ('
+      .. os.date('%H:%M', 1796133600)
+      .. ')',
+    format.auth({
+      signedIn = true,
+      issuer = 'https://mcp.linear.app',
+      scopes = { 'read', 'write' },
+      expiresAt = 1796133600,
+    }, now)
+  )
+  T.eq('signed in', format.auth({ signedIn = true }, now))
+  T.contains(format.auth({ signedIn = true, expiresAt = now - 180 }, now), 'token expired 3 min ago')
+  T.eq('127.0.0.1:8080', format.host('http://127.0.0.1:8080/'))
+end)
+
+T.test('the statusline counts the servers that need a sign-in', function()
+  local state = require('mcp_sidecar.state')
+  state.update(-1, { name = 'a', state = 'running' })
+  state.update(-1, { name = 'b', state = 'needsAuth', message = 'needs you to sign in at auth.example.com' })
+  T.eq('MCP 1/2 🔑1', state.status(-1))
+  state.clear(-1)
 end)

@@ -1,13 +1,6 @@
 -- :checkhealth mcp_sidecar with a working setup, then with a missing binary.
 local T = require('helpers')
 
-local function health_lines()
-  vim.cmd('checkhealth mcp_sidecar')
-  local lines = T.lines(0)
-  vim.cmd('bwipeout!')
-  return lines
-end
-
 local function grep(lines, prefix)
   return vim.tbl_filter(function(l)
     return vim.startswith(vim.trim(l), prefix)
@@ -16,7 +9,7 @@ end
 
 T.test('a working setup: binary and version, Neovim, attached, servers running, no errors', function()
   T.start_sidecar()
-  local lines = health_lines()
+  local lines = T.health_lines()
   local text = table.concat(lines, '\n')
   T.contains(text, '- ✅ OK found ' .. T.bin)
   T.contains(text, '- ✅ OK version: mcp-sidecar ')
@@ -30,7 +23,7 @@ end)
 
 T.test('a missing binary is a clear error with the fix', function()
   require('mcp_sidecar').setup({ cmd = '/nonexistent/bin/mcp-sidecar' })
-  local lines = health_lines()
+  local lines = T.health_lines()
   local errors = grep(lines, '- ❌ ERROR')
   T.eq(1, #errors, table.concat(lines, '\n'))
   T.contains(errors[1], '/nonexistent/bin/mcp-sidecar does not exist')
@@ -52,13 +45,13 @@ end)
 
 T.test('not on PATH: says so and how to fix it', function()
   require('mcp_sidecar').setup({ cmd = 'mcp-sidecar-not-installed' })
-  local errors = grep(health_lines(), '- ❌ ERROR')
+  local errors = grep(T.health_lines(), '- ❌ ERROR')
   T.contains(errors[1], '`mcp-sidecar-not-installed` is not on PATH')
 end)
 
 T.test('bad options are reported', function()
   require('mcp_sidecar').setup({ cmd = T.bin, autostart = 'yes', colour = 'blue' })
-  local lines = health_lines()
+  local lines = T.health_lines()
   local text = table.concat(grep(lines, '- ❌ ERROR'), '\n')
   T.contains(text, 'setup(): option `autostart` must be a boolean, got string')
   T.contains(text, 'setup(): unknown option `colour` (ignored)')
