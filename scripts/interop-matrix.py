@@ -251,16 +251,7 @@ ROW_NOTES = [
 ]
 
 # Things a reader of the table should know that no cell shows.
-KNOWN_ISSUES: list[str] = [
-    "With `--log-level debug` the log holds the OAuth authorization code (rmcp's `start exchange code for "
-    "token` debug line; the sidecar's filter lets rmcp's debug through): "
-    "`oauth::the_debug_log_holds_no_token_nor_code` fails. Access and refresh tokens never appear.",
-    "A call pending while a revoked grant asks for sign-in again and the person says Not now sometimes "
-    "fails as `serverGone` (\"the connection closed (the server exited)\") instead of naming the sign-in "
-    "(`oauth::a_grant_revoked_elsewhere_fails_the_call_then_needs_sign_in`: 3 of 9 runs alone, 6 of 8 with the rest of the suite in parallel); otherwise "
-    "it is `serverError` \"answered with error -32603: py needs you to sign in at …\", which the server "
-    "never sent.",
-]
+KNOWN_ISSUES: list[str] = []
 
 # ---------------------------------------------------------------------------------------- running
 
