@@ -37,35 +37,38 @@ const BROWSER_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct FollowRedirects;
 
 impl crate::auth::SignIn for FollowRedirects {
-    fn authorize(
-        &self,
-        server: &str,
-        url: &str,
-    ) -> futures::future::BoxFuture<'_, Result<(), String>> {
-        let (server, url) = (server.to_owned(), url.to_owned());
+    fn confirm<'a>(&'a self, _: &'a str, _: &'a str) -> futures::future::BoxFuture<'a, bool> {
+        Box::pin(async { true })
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        step: &'a crate::auth::BrowserStep,
+    ) -> futures::future::BoxFuture<'a, Result<Option<String>, crate::auth::Stopped>> {
+        use crate::auth::Stopped::Failed;
         Box::pin(async move {
-            let parsed =
-                url::Url::parse(&url).map_err(|e| format!("bad authorization URL: {e}"))?;
-            tracing::info!(%server, host = parsed.host_str().unwrap_or(""), "following the authorization URL");
+            let parsed = url::Url::parse(&step.url)
+                .map_err(|e| Failed(format!("bad authorization URL: {e}")))?;
+            tracing::info!(server = %step.server, host = parsed.host_str().unwrap_or(""), "following the authorization URL");
             // A browser follows every redirect; the last one is the loopback listener's.
             let client = crate::net::client_builder(&parsed, BROWSER_TIMEOUT)
                 .redirect(reqwest::redirect::Policy::limited(10))
                 .timeout(BROWSER_TIMEOUT)
                 .build()
-                .map_err(|e| format!("could not set up the browser step: {e}"))?;
+                .map_err(|e| Failed(format!("could not set up the browser step: {e}")))?;
             let response = client.get(parsed).send().await.map_err(|e| {
-                format!(
+                Failed(format!(
                     "the authorization page failed: {}",
                     crate::net::innermost(&e)
-                )
+                ))
             })?;
             if !response.status().is_success() {
-                return Err(format!(
+                return Err(Failed(format!(
                     "the authorization page answered HTTP {}",
                     response.status()
-                ));
+                )));
             }
-            Ok(())
+            Ok(None)
         })
     }
 

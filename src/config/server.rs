@@ -96,6 +96,9 @@ pub struct OAuthSpec {
     /// `grant`: `"authorization_code"` (default: a person signs in) or `"client_credentials"`
     /// (a machine client: `clientId` and `clientSecret`, no browser).
     pub grant: OAuthGrant,
+    /// `callbackPort`: the loopback port of the redirect URI (a pre-registered client whose
+    /// redirect URI names one); default a random port.
+    pub callback_port: Option<u16>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -112,6 +115,7 @@ impl std::fmt::Debug for OAuthSpec {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("client_metadata_url", &self.client_metadata_url)
             .field("grant", &self.grant)
+            .field("callback_port", &self.callback_port)
             .finish()
     }
 }
@@ -137,11 +141,23 @@ fn parse_oauth(obj: &serde_json::Map<String, Value>) -> Result<OAuthSpec, String
             ));
         }
     };
+    let callback_port = match oauth.get("callbackPort") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(port @ 1024..=65535) => Some(port as u16),
+            _ => {
+                return Err(format!(
+                    "\"oauth\": \"callbackPort\" must be a port number from 1024 to 65535, not {v}"
+                ));
+            }
+        },
+    };
     let spec = OAuthSpec {
         client_id: field("clientId")?,
         client_secret: field("clientSecret")?,
         client_metadata_url: field("clientMetadataUrl")?,
         grant,
+        callback_port,
     };
     if grant == OAuthGrant::ClientCredentials
         && (spec.client_id.is_none() || spec.client_secret.is_none())
@@ -251,6 +267,19 @@ impl ServerSpec {
                 })
         };
         let err = |message: String| err(redact(message));
+        // A secret in a file a repository ships would be everyone's: only a reference there.
+        if raw.scope == Scope::Workspace
+            && matches!(raw.source, Source::File(_))
+            && let Some(secret) = obj
+                .get("oauth")
+                .and_then(|o| o.get("clientSecret"))
+                .and_then(Value::as_str)
+            && !is_reference(secret)
+        {
+            return Err(err(
+                "\"oauth\": \"clientSecret\" must be written as ${input:...} or ${env:...} in a workspace file, never inline".into(),
+            ));
+        }
         let workspace_folder = raw.folder.clone().or_else(|| cx.folders.first().cloned());
         let var_cx = VarContext {
             workspace_folder: workspace_folder.clone(),
@@ -438,11 +467,29 @@ fn subject_json(transport: &TransportSpec) -> Value {
             "env": env,
             "cwd": cwd.as_ref().map(|c| c.display().to_string()),
         }),
-        TransportSpec::Http { url, headers, .. } => serde_json::json!({
-            "type": "http",
-            "url": url.as_str(),
-            "headers": headers.keys().collect::<Vec<_>>(),
-        }),
+        TransportSpec::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            let mut subject = serde_json::json!({
+                "type": "http",
+                "url": url.as_str(),
+                "headers": headers.keys().collect::<Vec<_>>(),
+            });
+            // Who the sidecar signs in as is part of what was trusted (left out when unset,
+            // so the digests of servers without `oauth` stay as they were).
+            if *oauth != OAuthSpec::default() {
+                subject["oauth"] = serde_json::json!({
+                    "clientId": oauth.client_id,
+                    "clientSecret": oauth.client_secret.is_some(),
+                    "clientMetadataUrl": oauth.client_metadata_url,
+                    "grant": format!("{:?}", oauth.grant),
+                    "callbackPort": oauth.callback_port,
+                });
+            }
+            subject
+        }
     }
 }
 
@@ -658,6 +705,17 @@ fn read_env_file(path: &str) -> Result<Vec<(String, String)>, String> {
             (k.trim().to_string(), v.to_string())
         })
         .collect())
+}
+
+/// Whether a value is one `${input:...}` or `${env:...}` reference and nothing else.
+fn is_reference(value: &str) -> bool {
+    let value = value.trim();
+    ["${input:", "${env:"].iter().any(|start| {
+        value
+            .strip_prefix(start)
+            .and_then(|rest| rest.strip_suffix('}'))
+            .is_some_and(|name| !name.is_empty() && !name.contains(['{', '}']))
+    })
 }
 
 fn opt_str(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {

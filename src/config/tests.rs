@@ -703,3 +703,79 @@ fn oauth_settings_parse_with_variables_and_are_checked() {
         );
     }
 }
+
+#[test]
+fn a_workspace_file_may_name_a_client_secret_only_as_a_variable() {
+    let (resolved, _) = resolve(&[workspace_file(
+        "/w/proj/.vscode/mcp.json",
+        json!({"servers": {
+            "inline": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "hunter22"}},
+            "mixed": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "x${env:HOME}"}},
+            "env": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "${env:MCP_SIDECAR_NO_SUCH_VAR}"}},
+            "input": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "${input:secret}"}},
+        }}),
+    )]);
+    let error = |name: &str| {
+        resolved
+            .servers
+            .iter()
+            .filter_map(|s| s.as_ref().err())
+            .find(|e| e.server.as_deref() == Some(name))
+            .map(|e| e.message.clone())
+    };
+    for name in ["inline", "mixed"] {
+        let message = error(name).unwrap_or_else(|| panic!("{name} was accepted"));
+        assert!(message.contains("never inline"), "{message}");
+        assert!(!message.contains("hunter22"), "{message}");
+    }
+    assert!(
+        error("env").is_none_or(|m| !m.contains("never inline")),
+        "{:?}",
+        error("env")
+    );
+    assert!(
+        error("input").is_none_or(|m| !m.contains("never inline")),
+        "{:?}",
+        error("input")
+    );
+    // The person's own settings may write it inline.
+    let (resolved, _) = resolve(&[editor(json!({"servers": {
+        "inline": {"url": "https://h/mcp", "oauth": {"clientId": "c", "clientSecret": "hunter22", "callbackPort": 33418}},
+        "badPort": {"url": "https://h/mcp", "oauth": {"callbackPort": 80}},
+    }}))]);
+    match spec_named(&resolved, "inline").transport {
+        TransportSpec::Http { oauth, .. } => assert_eq!(oauth.callback_port, Some(33418)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        resolved
+            .servers
+            .iter()
+            .filter_map(|s| s.as_ref().err())
+            .any(|e| {
+                e.server.as_deref() == Some("badPort")
+                    && e.message.contains("\"callbackPort\" must be")
+            })
+    );
+}
+
+#[test]
+fn who_the_sidecar_signs_in_as_is_part_of_the_trust_subject() {
+    let subject = |def: Value| {
+        let (resolved, errors) = resolve(&[workspace_file(
+            "/w/proj/.vscode/mcp.json",
+            json!({"servers": {"s": def}}),
+        )]);
+        assert!(errors.is_empty(), "{errors:?}");
+        spec_named(&resolved, "s").trust.unwrap().resolved
+    };
+    let plain = subject(json!({"url": "https://h/mcp"}));
+    let one = subject(json!({"url": "https://h/mcp", "oauth": {"clientId": "one"}}));
+    let two = subject(json!({"url": "https://h/mcp", "oauth": {"clientId": "two"}}));
+    assert_ne!(plain, one);
+    assert_ne!(one, two);
+    assert_eq!(
+        one,
+        subject(json!({"url": "https://h/mcp", "oauth": {"clientId": "one"}}))
+    );
+}

@@ -8,7 +8,7 @@ mod input;
 mod rate;
 pub mod retry;
 mod schema;
-mod url;
+pub mod url;
 
 use std::future::Future;
 use std::time::Duration;

@@ -64,6 +64,16 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
                 params.command == contract::CMD_TRUST_SERVER,
             )?
         }
+        contract::CMD_SIGN_IN => {
+            let args: ServerArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            to_value(cx.manager.sign_in(&args.server).await.map_err(to_lsp)?)
+        }
+        contract::CMD_SIGN_OUT => {
+            let args: ServerArgs = parse_arg(arg)?;
+            let _permit = cx.gate.enter().map_err(to_lsp)?;
+            to_value(cx.manager.sign_out(&args.server).await.map_err(to_lsp)?)
+        }
         other => {
             return Err(Error::invalid_params(format!(
                 "unknown command \"{other}\""

@@ -59,6 +59,7 @@ pub async fn connect(
     host: Arc<Host>,
     max_message_bytes: usize,
     diag: Arc<Diagnostics>,
+    auth: Arc<crate::auth::status::Status>,
 ) -> Result<Started, String> {
     diag.route_progress(host.clone());
     let (command, args, env, cwd) = match &spec.transport {
@@ -83,10 +84,11 @@ pub async fn connect(
                     max_message_bytes,
                     oauth: oauth.clone(),
                     sign_in: Arc::new(move || signer.sign_in()),
+                    status: auth.clone(),
                 },
                 diag.clone(),
             )?;
-            return handshake(spec, host, transport, None, diag).await;
+            return handshake(spec, host, transport, None, diag, Some(&auth)).await;
         }
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
@@ -97,7 +99,7 @@ pub async fn connect(
         max_message_bytes,
         diag.clone(),
     );
-    handshake(spec, host, transport, Some(spawned.process), diag).await
+    handshake(spec, host, transport, Some(spawned.process), diag, None).await
 }
 
 /// The handshake, the same over every transport; `process` is the stdio server's, if any.
@@ -107,6 +109,7 @@ async fn handshake<T, E, A>(
     transport: T,
     mut process: Option<ServerProcess>,
     diag: Arc<Diagnostics>,
+    auth: Option<&crate::auth::status::Status>,
 ) -> Result<Started, String>
 where
     T: IntoTransport<RoleClient, E, A>,
@@ -124,11 +127,15 @@ where
         sampling: spec.sampling,
         refresh: Default::default(),
     });
-    let started = tokio::time::timeout(
-        spec.timeout,
-        handler.clone().serve_with_lifecycle(transport, lifecycle),
-    )
-    .await;
+    let serving = handler.clone().serve_with_lifecycle(transport, lifecycle);
+    tokio::pin!(serving);
+    // The time a person spends signing in is not the server's: the deadline waits for it.
+    let started = loop {
+        match tokio::time::timeout(spec.timeout, &mut serving).await {
+            Err(_) if auth.is_some_and(|a| a.human_within(spec.timeout)) => continue,
+            started => break started,
+        }
+    };
     let service = match started {
         Ok(Ok(service)) => service,
         Ok(Err(e)) => {

@@ -210,14 +210,19 @@ impl Host {
         self.ui.read().clone()
     }
 
-    /// Sets the browser step of OAuth sign-in (without one, a server that asks for sign-in
-    /// fails to start with a sentence saying so).
+    /// Sets the person's side of OAuth sign-in (the conformance client's headless one);
+    /// without it the editor's UI asks ([`crate::auth::prompt::EditorSignIn`]), and without
+    /// that a server that asks for sign-in waits in `needsAuth` with a sentence saying so.
     pub fn set_sign_in(&self, sign_in: Arc<dyn crate::auth::SignIn>) {
         *self.sign_in.write() = Some(sign_in);
     }
 
     pub fn sign_in(&self) -> Option<Arc<dyn crate::auth::SignIn>> {
-        self.sign_in.read().clone()
+        if let Some(sign_in) = self.sign_in.read().clone() {
+            return Some(sign_in);
+        }
+        let ui = self.ui()?;
+        Some(Arc::new(crate::auth::prompt::EditorSignIn::new(ui)))
     }
 
     pub fn set_elicitation_settings(&self, settings: elicitation::Settings) {

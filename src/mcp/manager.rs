@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::host::{Event, EventReceiver, Host, LogLevel, ProgressFn};
 use super::supervisor::{Limits, Slot};
-use crate::config::{Resolved, Settings};
+use crate::config::{OAuthSpec, Resolved, Settings, TransportSpec};
 use crate::contract::CallError;
-use crate::contract::{ServerState, ServerSummary, ToolSummary};
+use crate::contract::{ServerState, ServerSummary, SignOutResult, ToolSummary};
 use crate::roots::{self, Folder};
 
 /// A workspace-defined server the person has not decided about yet.
@@ -316,7 +316,7 @@ impl Manager {
                         .as_ref()
                         .map_or(0, |c| c.cached_tool_count()),
                     restarts: state.restarts,
-                    auth: None,
+                    auth: slot.auth.summary(),
                 }
             })
             .collect()
@@ -400,6 +400,84 @@ impl Manager {
         Err(CallError::Refused(format!(
             "server \"{server}\" cannot be started: {message}"
         )))
+    }
+
+    /// The spec of an `http` server, for signing in or out.
+    fn http_slot(&self, server: &str) -> Result<(Arc<Slot>, url::Url, OAuthSpec), CallError> {
+        let slot = self.slot(server)?;
+        match slot.spec.as_ref().map(|s| &s.transport) {
+            Some(TransportSpec::Http { url, oauth, .. }) => {
+                let (url, oauth) = (url.clone(), oauth.clone());
+                Ok((slot, url, oauth))
+            }
+            Some(TransportSpec::Stdio { .. }) => Err(CallError::Refused(format!(
+                "server \"{server}\" is a stdio server: only http servers sign in"
+            ))),
+            None => Err(CallError::Refused(format!(
+                "server \"{server}\" cannot be started: {}",
+                slot.lock().status.message.clone().unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// Signs in to an `http` server now (no "Sign in / Not now" question) by restarting it,
+    /// and waits until that start has ended; the server's row after it.
+    pub async fn sign_in(&self, server: &str) -> Result<ServerSummary, CallError> {
+        let (slot, _, _) = self.http_slot(server)?;
+        slot.auth.request();
+        let Some(status) = slot.restart_and_settle().await else {
+            let message = slot.lock().status.message.clone().unwrap_or_default();
+            return Err(CallError::Refused(format!(
+                "server \"{server}\" cannot be started: {message}"
+            )));
+        };
+        // A start that never got to ask (no 401) leaves no request behind for a later one.
+        slot.auth.take_requested();
+        let need = slot.auth.needed();
+        match status.state {
+            ServerState::Running => {}
+            ServerState::NeedsAuth if need.as_ref().is_some_and(|n| n.cancelled) => {
+                return Err(CallError::Cancelled);
+            }
+            state => {
+                return Err(CallError::NotRunning {
+                    server: server.to_owned(),
+                    state: serde_json::to_value(state)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    detail: status.message,
+                });
+            }
+        }
+        self.list_servers()
+            .into_iter()
+            .find(|s| s.status.name == server)
+            .ok_or_else(|| CallError::UnknownServer(server.to_owned()))
+    }
+
+    /// Signs out of an `http` server: revokes and forgets its grant, ends its connection; the
+    /// server waits in `needsAuth`.
+    pub async fn sign_out(&self, server: &str) -> Result<SignOutResult, CallError> {
+        let (slot, url, oauth) = self.http_slot(server)?;
+        let revoked = super::http::sign_out(&url, &oauth)
+            .await
+            .map_err(|e| CallError::Refused(format!("could not sign out of \"{server}\": {e}")))?;
+        let host = slot
+            .auth
+            .host()
+            .unwrap_or_else(|| url.host_str().unwrap_or_default().to_owned());
+        slot.auth.need(crate::auth::status::Need {
+            message: format!("needs you to sign in at {host} (signed out)"),
+            cancelled: false,
+        });
+        slot.left_running(Duration::from_secs(5)).await;
+        tracing::info!(server, revoked, "signed out");
+        Ok(SignOutResult {
+            server: server.to_owned(),
+            signed_out: true,
+            revoked,
+        })
     }
 
     /// Stops every server, waiting a bounded time; called on `shutdown`, `exit` and EOF.

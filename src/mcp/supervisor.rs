@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::connection::{self, Connection, Started};
 use super::host::{Event, Host, LogLevel};
 use super::process::{Diagnostics, describe_exit};
+use crate::auth::status::Status as AuthStatus;
 use crate::config::ServerSpec;
 use crate::contract::{ServerState, ServerStatusParams};
 use crate::guard;
@@ -43,6 +44,10 @@ pub struct Slot {
     control: Option<mpsc::UnboundedSender<Control>>,
     retired: AtomicBool,
     host: Arc<Host>,
+    /// The server's sign-in (OAuth), shared with the transports of its connections.
+    pub auth: Arc<AuthStatus>,
+    /// Bumped on every state change (see [`Slot::restart_and_settle`]).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 /// Limits that apply to every server, from the settings.
@@ -81,6 +86,8 @@ impl Slot {
             control: None,
             retired: AtomicBool::new(false),
             host,
+            auth: Arc::default(),
+            changes: tokio::sync::watch::Sender::new(0),
         });
         slot.publish();
         slot
@@ -108,6 +115,8 @@ impl Slot {
             control: Some(tx),
             retired: AtomicBool::new(false),
             host,
+            auth: Arc::default(),
+            changes: tokio::sync::watch::Sender::new(0),
         });
         tokio::spawn(supervise_guarded(slot.clone(), limits, rx));
         slot
@@ -125,6 +134,38 @@ impl Slot {
         self.control
             .as_ref()
             .is_some_and(|c| c.send(Control::Restart).is_ok())
+    }
+
+    /// Restarts the server and waits until that start has ended (running, failed, waiting for
+    /// trust or a sign-in, stopped); `None` when the slot cannot be restarted.
+    pub async fn restart_and_settle(&self) -> Option<ServerStatusParams> {
+        let mut changes = self.changes.subscribe();
+        if !self.restart() {
+            return None;
+        }
+        let mut began = false;
+        loop {
+            changes.changed().await.ok()?;
+            let status = self.lock().status.clone();
+            match status.state {
+                ServerState::Starting => began = true,
+                _ if began => return Some(status),
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits (at most `within`) until the server is no longer running.
+    pub async fn left_running(&self, within: Duration) {
+        let mut changes = self.changes.subscribe();
+        let _ = tokio::time::timeout(within, async {
+            while self.lock().status.state == ServerState::Running {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
     }
 
     /// Stops the server and waits (bounded by the caller) until it is down. A retired slot
@@ -156,6 +197,7 @@ impl Slot {
             }
             s.connection = connection;
         }
+        self.changes.send_modify(|n| *n += 1);
         self.publish();
     }
 
@@ -177,6 +219,8 @@ enum Next {
     Retry,
     Restart,
     Stop(Option<oneshot::Sender<()>>),
+    /// Waiting for the person (a sign-in): no retry until restarted.
+    Wait,
 }
 
 /// [`supervise`] under the panic guard. A panic in it (a bug) drops the connection and the
@@ -211,7 +255,7 @@ async fn supervise_guarded(
                 }
                 return;
             }
-            Next::Restart | Next::Retry => {}
+            Next::Restart | Next::Retry | Next::Wait => {}
         }
     }
 }
@@ -226,6 +270,7 @@ async fn supervise(
     };
     let mut failures: u32 = 0;
     loop {
+        slot.auth.clear_need();
         slot.set(ServerState::Starting, None, None);
         let diag = Arc::new(Diagnostics::default());
         let connecting = connection::connect(
@@ -233,10 +278,16 @@ async fn supervise(
             slot.host.clone(),
             limits.max_message_bytes,
             diag.clone(),
+            slot.auth.clone(),
         );
         let next = tokio::select! {
             started = connecting => match started {
                 Ok(started) => run_connected(&slot, started, &diag, control, &mut failures).await,
+                Err(message) if slot.auth.needed().is_some() => {
+                    tracing::info!(server = %slot.name, "waiting for a sign-in: {message}");
+                    needs_auth(&slot);
+                    Next::Wait
+                }
                 Err(message) => {
                     tracing::warn!(server = %slot.name, "failed to start: {message}");
                     if failures == 0 {
@@ -260,6 +311,19 @@ async fn supervise(
                 failures = 0;
                 continue;
             }
+            Next::Wait => match on_control(control.recv().await) {
+                Next::Stop(ack) => {
+                    slot.set(ServerState::Stopped, None, None);
+                    if let Some(ack) = ack {
+                        let _ = ack.send(());
+                    }
+                    return;
+                }
+                _ => {
+                    failures = 0;
+                    continue;
+                }
+            },
             Next::Retry => {}
         }
         failures += 1;
@@ -293,10 +357,16 @@ async fn supervise(
                 }
                 return;
             }
-            Next::Restart => failures = 0,
+            Next::Restart | Next::Wait => failures = 0,
             Next::Retry => slot.lock().restarts += 1,
         }
     }
+}
+
+/// The server waits for a sign-in: `needsAuth`, with why.
+fn needs_auth(slot: &Slot) {
+    let message = slot.auth.needed().map(|need| need.message);
+    slot.set(ServerState::NeedsAuth, message, None);
 }
 
 fn on_control(control: Option<Control>) -> Next {
@@ -333,7 +403,17 @@ async fn run_connected(
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
+    let auth = slot.auth.clone();
     tokio::select! {
+        need = auth.lost() => {
+            // The sign-in was declined, revoked beyond refresh, or signed out: the connection
+            // ends (its pending calls fail) and the server waits for a sign-in.
+            tracing::info!(server = %slot.name, "the sign-in is gone: {}", need.message);
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+            needs_auth(slot);
+            Next::Wait
+        }
         _ = &mut waiting => {
             let status = match process.as_mut() {
                 Some(process) => match process.try_status() {

@@ -38,9 +38,10 @@ use rmcp::transport::streamable_http_client::{
 use tokio::sync::{Mutex, OnceCell};
 
 use super::{Client, HttpError};
-use crate::auth::SignIn;
 use crate::auth::callback::Listener;
+use crate::auth::status::{Need, Status, host_of};
 use crate::auth::tokens::TokenFile;
+use crate::auth::{BrowserStep, SignIn, Stopped};
 use crate::config::{OAuthGrant, OAuthSpec};
 
 /// Sign-ins (or step-ups) one request may go through before its error stands.
@@ -68,6 +69,8 @@ pub(super) struct Authority {
     /// Counts the sign-ins, so a request that waited for another's sign-in does not start its
     /// own.
     rounds: std::sync::atomic::AtomicU64,
+    /// What the supervisor, the commands and `listServers` see of this sign-in.
+    status: Arc<Status>,
 }
 
 /// The client under rmcp's worker: rmcp's [`AuthClient`] around the sidecar's [`Client`], and
@@ -82,12 +85,16 @@ pub(super) struct Signed {
 async fn new_manager(
     url: &url::Url,
     store: Option<&TokenFile>,
+    status: &Arc<Status>,
 ) -> Result<AuthorizationManager, String> {
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
         .map_err(|e| format!("could not set up sign-in for {url}: {}", words(&e)))?;
     if let Some(file) = store {
-        manager.set_credential_store(FileStore { file: file.clone() });
+        manager.set_credential_store(FileStore {
+            file: file.clone(),
+            status: status.clone(),
+        });
     }
     Ok(manager)
 }
@@ -103,6 +110,7 @@ impl Signed {
         oauth: OAuthSpec,
         sign_in: SignInSource,
         keep_grants: bool,
+        status: Arc<Status>,
     ) -> Signed {
         let link = client.link.clone();
         let store = keep_grants
@@ -118,6 +126,7 @@ impl Signed {
             store,
             redirect_uri: parking_lot::Mutex::default(),
             rounds: Default::default(),
+            status,
         });
         Signed { client, authority }
     }
@@ -128,7 +137,9 @@ impl Signed {
         authority
             .auth
             .get_or_try_init(|| async {
-                let manager = new_manager(&authority.url, authority.store.as_ref()).await?;
+                let manager =
+                    new_manager(&authority.url, authority.store.as_ref(), &authority.status)
+                        .await?;
                 let auth = AuthClient::new(self.client.clone(), manager);
                 authority.load_stored(&auth.auth_manager).await;
                 Ok(auth)
@@ -186,14 +197,41 @@ impl Authority {
         }
     }
 
-    /// The browser step; without one, `asked` says what the server wanted.
+    /// The person's side of the sign-in; without one, `asked` says what the server wanted.
     fn browser(&self, asked: &str) -> Result<Arc<dyn SignIn>, String> {
         (self.sign_in)().ok_or_else(|| {
-            format!(
-                "{} {asked}; signing in (OAuth) from the editor is not available yet, so put the credentials in the server's \"headers\"",
+            let message = format!(
+                "{} {asked}; nothing here can show a sign-in (OAuth), so put the credentials in the server's \"headers\"",
                 self.shown
-            )
+            );
+            self.status.need(Need {
+                message: message.clone(),
+                cancelled: false,
+            });
+            message
         })
+    }
+
+    /// The sign-in at `host` did not happen: the server needs one (`why` says more).
+    fn needs(&self, host: &str, why: Option<String>, cancelled: bool) -> String {
+        let message = match why {
+            Some(why) => format!("needs you to sign in at {host}: {why}"),
+            None => format!("needs you to sign in at {host}"),
+        };
+        self.status.need(Need {
+            message: message.clone(),
+            cancelled,
+        });
+        format!("{} {message}", self.server)
+    }
+
+    /// When another request's sign-in ran while this one waited: go again, unless that one
+    /// ended with a sign-in still needed.
+    fn after_other(&self) -> Result<(), String> {
+        match self.status.needed() {
+            Some(need) => Err(format!("{} {}", self.server, need.message)),
+            None => Ok(()),
+        }
     }
 
     /// The whole authorization-code flow, from the `401`'s challenge.
@@ -208,16 +246,20 @@ impl Authority {
         }
         let mut guard = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
-            return Ok(());
+            return self.after_other();
         }
         let browser = self.browser(&format!(
             "requires authorization (HTTP 401 Unauthorized; it asks for {challenge})"
         ))?;
-        let listener = Listener::bind(0).await?;
-        let redirect_uri = listener.redirect_uri();
+        let requested = self.status.take_requested();
+        if !requested && let Some(need) = self.status.needed() {
+            // Declined (or failed) since this connection began: not asked again until the
+            // person signs in or restarts the server.
+            return Err(format!("{} {}", self.server, need.message));
+        }
         let mut manager = std::mem::replace(
             &mut *guard,
-            new_manager(&self.url, self.store.as_ref()).await?,
+            new_manager(&self.url, self.store.as_ref(), &self.status).await?,
         );
         let resolution = match manager
             .resolve_metadata_from_challenge(Some(challenge))
@@ -233,7 +275,31 @@ impl Authority {
                 ));
             }
         };
+        let host = resolution
+            .metadata
+            .issuer
+            .as_deref()
+            .and_then(host_of)
+            .or_else(|| host_of(&resolution.metadata.authorization_endpoint))
+            .unwrap_or_else(|| self.shown.clone());
+        self.status.set_host(&host);
         manager.set_metadata(resolution.metadata);
+        let _person = self.status.person();
+        if !requested && !browser.confirm(&self.server, &host).await {
+            *guard = manager;
+            self.rounds.fetch_add(1, Ordering::SeqCst);
+            tracing::info!(server = %self.server, "sign-in: not now");
+            return Err(self.needs(&host, None, true));
+        }
+        let listener = match Listener::bind(self.oauth.callback_port.unwrap_or(0)).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                *guard = manager;
+                self.rounds.fetch_add(1, Ordering::SeqCst);
+                return Err(self.needs(&host, Some(e), false));
+            }
+        };
+        let redirect_uri = listener.redirect_uri();
         let mut request = AuthorizationRequest::new(redirect_uri.clone())
             .with_client_name(CLIENT_NAME)
             .with_challenge(challenge)
@@ -258,26 +324,29 @@ impl Authority {
                 ));
             }
         };
-        *self.redirect_uri.lock() = Some(redirect_uri);
-        let redirect = browse(
-            &*browser,
-            &self.server,
-            session.get_authorization_url(),
-            listener,
-        )
-        .await;
-        let outcome = match redirect {
+        *self.redirect_uri.lock() = Some(redirect_uri.clone());
+        let step = BrowserStep {
+            server: self.server.to_string(),
+            host: host.clone(),
+            url: session.get_authorization_url().to_owned(),
+            redirect_uri,
+        };
+        let outcome = match browse(&*browser, &step, listener).await {
             Ok(redirect) => session
                 .handle_callback_url(&redirect)
                 .await
                 .map(|_| ())
-                .map_err(|e| format!("signing in to {} failed: {}", self.shown, words(&e))),
-            Err(e) => Err(e),
+                .map_err(|e| {
+                    let why = format!("signing in to {} failed: {}", self.shown, words(&e));
+                    self.needs(&host, Some(why), false)
+                }),
+            Err((why, cancelled)) => Err(self.needs(&host, Some(why), cancelled)),
         };
         *guard = session.auth_manager;
         self.rounds.fetch_add(1, Ordering::SeqCst);
-        if outcome.is_ok() {
-            tracing::info!(server = %self.server, "signed in");
+        match &outcome {
+            Ok(()) => tracing::info!(server = %self.server, "signed in"),
+            Err(e) => tracing::warn!(server = %self.server, "{e}"),
         }
         outcome
     }
@@ -292,7 +361,7 @@ impl Authority {
     ) -> Result<(), String> {
         let mut manager = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
-            return Ok(());
+            return self.after_other();
         }
         self.rounds.fetch_add(1, Ordering::SeqCst);
         let (Some(client_id), Some(client_secret)) =
@@ -345,7 +414,7 @@ impl Authority {
         };
         let manager = manager.lock().await;
         if self.rounds.load(Ordering::SeqCst) != seen {
-            return Ok(());
+            return self.after_other();
         }
         let browser = self.browser(&format!(
             "refused the credentials (HTTP 403 Forbidden, insufficient scope; it asks for {challenge})"
@@ -360,7 +429,17 @@ impl Authority {
                 words(&e)
             )
         })?;
-        let redirect = browse(&*browser, &self.server, &url, listener).await?;
+        let host = self.status.host().unwrap_or_else(|| self.shown.clone());
+        let _person = self.status.person();
+        let step = BrowserStep {
+            server: self.server.to_string(),
+            host: host.clone(),
+            url,
+            redirect_uri: listener.redirect_uri(),
+        };
+        let redirect = browse(&*browser, &step, listener)
+            .await
+            .map_err(|(why, _)| format!("{} needs more access ({scope}): {why}", self.shown))?;
         let callback = AuthorizationCallback::from_redirect_url(&redirect)
             .map_err(|e| format!("signing in to {} failed: {}", self.shown, words(&e)))?;
         manager
@@ -375,24 +454,115 @@ impl Authority {
     }
 }
 
-/// The browser step and the wait for the redirect, together: the browser step may return
-/// before the redirect comes (a browser was opened) or after it (the headless one follows the
-/// redirect itself); when it fails, the sign-in fails at once.
+/// The browser step and the wait for the redirect, together: the browser step may end before
+/// the redirect comes (a browser was opened), with it (the person pasted the address), or
+/// never (the editor's waiting prompt, dropped here, which closes it, when the redirect
+/// arrives); when it stops, the sign-in stops at once. `Err`: why, and whether it was a
+/// cancel (a dismissal or the deadline) rather than a failure.
 async fn browse(
     browser: &dyn SignIn,
-    server: &str,
-    url: &str,
+    step: &BrowserStep,
     listener: Listener,
-) -> Result<String, String> {
+) -> Result<String, (String, bool)> {
     let waiting = listener.wait(SIGN_IN_TIMEOUT);
     tokio::pin!(waiting);
     tokio::select! {
-        opened = browser.authorize(server, url) => {
-            opened?;
-            waiting.await
-        }
-        redirect = &mut waiting => redirect,
+        done = browser.authorize(step) => match done {
+            Ok(Some(pasted)) => Ok(pasted),
+            Ok(None) => waiting.await.map_err(|e| (e, true)),
+            Err(Stopped::Cancelled) => Err(("the sign-in was cancelled".to_owned(), true)),
+            Err(Stopped::Failed(why)) => Err((why, false)),
+        },
+        redirect = &mut waiting => redirect.map_err(|e| (e, true)),
     }
+}
+
+/// Signs out of the server at `url`: revokes the stored grant where its authorization server
+/// offers revocation (RFC 7009; the refresh token, then the access token), then forgets it.
+/// `Ok(revoked)`: whether the authorization server confirmed a revocation. The tokens go only
+/// to the revocation endpoint of the issuer that granted them.
+pub async fn sign_out(url: &url::Url, oauth: &OAuthSpec) -> Result<bool, String> {
+    let Some(file) = TokenFile::for_server(url.as_str(), oauth.client_id.as_deref()) else {
+        return Ok(false);
+    };
+    let grant = file.load().map_err(|e| e.to_string())?;
+    let revoked = match grant.and_then(|g| serde_json::from_value::<StoredCredentials>(g).ok()) {
+        Some(grant) => revoke(url, oauth, &grant).await,
+        None => false,
+    };
+    file.clear().map_err(|e| e.to_string())?;
+    Ok(revoked)
+}
+
+async fn revoke(url: &url::Url, oauth: &OAuthSpec, grant: &StoredCredentials) -> bool {
+    let discovered = match AuthorizationManager::new(url.as_str()).await {
+        Ok(manager) => manager.resolve_metadata().await,
+        Err(e) => Err(e),
+    };
+    let metadata = match discovered {
+        Ok(resolution) => resolution.metadata,
+        Err(e) => {
+            tracing::info!(%url, "sign-out: no revocation ({})", words(&e));
+            return false;
+        }
+    };
+    if grant.issuer.is_some() && metadata.issuer != grant.issuer {
+        tracing::warn!(%url, "sign-out: the authorization server is not the one that granted the sign-in; nothing was sent to it");
+        return false;
+    }
+    let Some(endpoint) = metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|e| url::Url::parse(e).ok())
+    else {
+        tracing::info!(%url, "sign-out: the authorization server offers no revocation");
+        return false;
+    };
+    let Some(token) = grant
+        .token_response
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+    else {
+        return false;
+    };
+    let Ok(http) = crate::net::client_builder(&endpoint, Duration::from_secs(10)).build() else {
+        return false;
+    };
+    let mut revoked = false;
+    for hint in ["refresh_token", "access_token"] {
+        let Some(value) = token.get(hint).and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        let mut form = vec![
+            ("token", value),
+            ("token_type_hint", hint),
+            ("client_id", grant.client_id.as_str()),
+        ];
+        if let Some(secret) = &oauth.client_secret {
+            form.push(("client_secret", secret));
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&form)
+            .finish();
+        let request = http
+            .post(endpoint.clone())
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body);
+        match request.send().await {
+            Ok(answer) if answer.status().is_success() => revoked = true,
+            Ok(answer) => {
+                tracing::info!(%url, "sign-out: revoking the {hint} answered HTTP {}", answer.status());
+            }
+            Err(e) => {
+                tracing::info!(%url, "sign-out: revoking the {hint} failed: {}", crate::net::innermost(&e));
+            }
+        }
+    }
+    revoked
 }
 
 /// rmcp's auth error in words. Its messages name URLs and OAuth error codes, never a token.
@@ -400,9 +570,30 @@ fn words(error: &AuthError) -> String {
     error.to_string()
 }
 
-/// rmcp's credential store over the credentials file.
+/// rmcp's credential store over the credentials file; every grant it keeps or finds is shown
+/// in the server's [`Status`] (never the token itself).
 struct FileStore {
     file: TokenFile,
+    status: Arc<Status>,
+}
+
+/// What `listServers` shows of a grant.
+fn show(status: &Status, credentials: &StoredCredentials) {
+    let Some(token) = &credentials.token_response else {
+        return;
+    };
+    let expires_in = serde_json::to_value(token)
+        .ok()
+        .and_then(|t| t.get("expires_in").and_then(serde_json::Value::as_u64));
+    let expires_at = match (credentials.token_received_at, expires_in) {
+        (Some(at), Some(within)) => Some(at.saturating_add(within)),
+        _ => None,
+    };
+    status.signed_in(
+        credentials.issuer.clone(),
+        credentials.granted_scopes.clone(),
+        expires_at,
+    );
 }
 
 fn store_error(e: impl std::fmt::Display) -> AuthError {
@@ -415,15 +606,18 @@ impl CredentialStore for FileStore {
         let Some(value) = self.file.load().map_err(store_error)? else {
             return Ok(None);
         };
-        serde_json::from_value(value).map(Some).map_err(|_| {
+        let credentials: StoredCredentials = serde_json::from_value(value).map_err(|_| {
             store_error(format!(
                 "{} holds an unreadable grant",
                 self.file.path().display()
             ))
-        })
+        })?;
+        show(&self.status, &credentials);
+        Ok(Some(credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        show(&self.status, &credentials);
         let issuer = credentials.issuer.clone();
         let client_id = credentials.client_id.clone();
         let value = serde_json::to_value(credentials).map_err(store_error)?;
@@ -568,6 +762,7 @@ mod tests {
             max_message_bytes: 1 << 20,
             oauth: OAuthSpec::default(),
             sign_in: Arc::new(|| None),
+            status: Arc::default(),
         };
         let t = super::super::transport("t", &url, &Default::default(), options, Arc::default())
             .unwrap();
@@ -579,7 +774,7 @@ mod tests {
             grant,
             ..OAuthSpec::default()
         };
-        let signed = Signed::new(client, oauth, Arc::new(|| None), false);
+        let signed = Signed::new(client, oauth, Arc::new(|| None), false, Arc::default());
         let manager = signed.auth().await.ok().unwrap().auth_manager.clone();
         (signed, manager)
     }
@@ -595,7 +790,7 @@ mod tests {
         assert!(
             e.contains(
                 "requires authorization (HTTP 401 Unauthorized; it asks for Bearer realm=\"x\")"
-            ) && e.contains("not available yet"),
+            ) && e.contains("nothing here can show a sign-in"),
             "{e}"
         );
         let e = a
@@ -663,6 +858,7 @@ mod tests {
         let path = dir.path().join("oauth.json");
         let any = FileStore {
             file: TokenFile::at(path.clone(), "https://s/mcp", None),
+            status: Arc::default(),
         };
         assert!(any.load().await.unwrap().is_none());
         any.save(credentials("one", "https://a", 1_000))
@@ -678,6 +874,7 @@ mod tests {
 
         let two = FileStore {
             file: TokenFile::at(path.clone(), "https://s/mcp", Some("two")),
+            status: Arc::default(),
         };
         assert!(two.load().await.unwrap().is_none(), "another client id");
         two.save(credentials("two", "https://a", 2_000))
@@ -696,7 +893,14 @@ mod tests {
         let file = TokenFile::at(path, "https://s/mcp", None);
         file.save(None, "c", serde_json::json!({"access_token": "at-secret"}))
             .unwrap();
-        let error = FileStore { file }.load().await.err().unwrap();
+        let error = FileStore {
+            file,
+            status: Arc::default(),
+        }
+        .load()
+        .await
+        .err()
+        .unwrap();
         assert!(
             matches!(error, AuthError::CredentialStoreError(_)),
             "{error}"

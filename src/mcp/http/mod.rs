@@ -127,7 +127,7 @@ struct Client {
     link: Arc<Link>,
 }
 
-pub use auth::SignInSource;
+pub use auth::{SignInSource, sign_out};
 
 /// What the transport needs besides the URL and headers.
 pub struct Options {
@@ -136,6 +136,8 @@ pub struct Options {
     pub oauth: crate::config::OAuthSpec,
     /// The browser step of a sign-in, looked up when a server asks for one.
     pub sign_in: SignInSource,
+    /// The server's sign-in state, shared with its slot.
+    pub status: Arc<crate::auth::status::Status>,
 }
 
 /// Builds the transport for `url`; fails (as a sentence) only on a definition it cannot use.
@@ -151,6 +153,7 @@ pub fn transport(
         max_message_bytes,
         oauth,
         sign_in,
+        status,
     } = options;
     let headers = custom_headers(headers)?;
     let http = crate::net::client_builder(url, timeout)
@@ -196,7 +199,7 @@ pub fn transport(
         link: link.clone(),
     };
     let keep_grants = sign_in().is_none_or(|s| s.keeps_grants());
-    let client = auth::Signed::new(client, oauth, sign_in, keep_grants);
+    let client = auth::Signed::new(client, oauth, sign_in, keep_grants, status);
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),
         link,

@@ -14,6 +14,7 @@ fn options() -> Options {
         max_message_bytes: 1 << 20,
         oauth: Default::default(),
         sign_in: Arc::new(|| None),
+        status: Arc::default(),
     }
 }
 
