@@ -3,6 +3,9 @@
 
 import type { ServerState, ServerStatusParams } from '../contract';
 
+/** The `source` of a server the editor's settings define. */
+export const EDITOR_SETTINGS = 'editor settings';
+
 export type SidecarState = 'starting' | 'running' | 'stopped' | 'failed';
 
 export class ServerStates {
@@ -23,6 +26,17 @@ export class ServerStates {
 
   all(): ServerStatusParams[] {
     return [...this.map.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * Forgets the servers from the editor's settings that are no longer among `names` (the
+   * settings just sent): the sidecar stops them without a word. Returns whether any went.
+   */
+  forgetRemovedSettingsServers(names: string[]): boolean {
+    const keep = new Set(names);
+    const gone = [...this.map.values()].filter((s) => s.source === EDITOR_SETTINGS && !keep.has(s.name));
+    for (const s of gone) this.map.delete(s.name);
+    return gone.length > 0;
   }
 
   get(name: string): ServerStatusParams | undefined {

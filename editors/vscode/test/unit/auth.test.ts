@@ -78,3 +78,16 @@ test('auth: the status bar names the server that needs a sign-in, and its click 
   states.update({ name: 'linear', state: 'needsAuth' });
   assert.equal(statusBarView('failed', states.all()).text, '$(error) MCP');
 });
+
+test('a server taken out of the editor settings leaves the list (the sidecar says nothing of it)', () => {
+  const states = new ServerStates();
+  states.replaceAll([
+    { name: 'demo', state: 'running', source: 'editor settings' },
+    { name: 'secure', state: 'needsAuth', source: 'editor settings' },
+    { name: 'files', state: 'running', source: '/work/alpha/.vscode/mcp.json' },
+  ]);
+  assert.equal(states.forgetRemovedSettingsServers(['demo', 'secure']), false);
+  assert.equal(states.forgetRemovedSettingsServers(['demo']), true);
+  assert.deepEqual(states.all().map((s) => s.name), ['demo', 'files'], 'servers from files stay: the sidecar reads those');
+  assert.equal(statusBarView('running', states.all()).text, '$(server) MCP 2/2');
+});
