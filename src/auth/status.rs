@@ -4,8 +4,6 @@
 //! writes it; the supervisor watches it (a running server that loses its sign-in is ended and
 //! waits in `needsAuth`); nothing in it is a token.
 
-use std::time::{Duration, Instant};
-
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
@@ -28,9 +26,6 @@ struct Inner {
     summary: AuthSummary,
     /// The authorization server's host, once known.
     host: Option<String>,
-    /// Sign-ins in which a person is taking part now, and when the last one ended.
-    people: usize,
-    last_person: Option<Instant>,
 }
 
 /// Shared by a server's slot and the transports of its connections.
@@ -129,36 +124,10 @@ impl Status {
         self.clear_need();
     }
 
-    /// A person is taking part in a sign-in until the guard is dropped.
-    pub fn person(&self) -> Person<'_> {
-        self.inner.lock().people += 1;
-        Person { status: self }
-    }
-
-    /// Whether a person is signing in now, or was within `window`: a deadline on the
-    /// server's own time does not count theirs.
-    pub fn human_within(&self, window: Duration) -> bool {
-        let inner = self.inner.lock();
-        inner.people > 0 || inner.last_person.is_some_and(|at| at.elapsed() < window)
-    }
-
     /// `listServers`' `auth`, for a server that uses OAuth.
     pub fn summary(&self) -> Option<AuthSummary> {
         let inner = self.inner.lock();
         inner.uses_oauth.then(|| inner.summary.clone())
-    }
-}
-
-/// See [`Status::person`].
-pub struct Person<'a> {
-    status: &'a Status,
-}
-
-impl Drop for Person<'_> {
-    fn drop(&mut self) {
-        let mut inner = self.status.inner.lock();
-        inner.people -= 1;
-        inner.last_person = Some(Instant::now());
     }
 }
 
@@ -191,18 +160,6 @@ mod tests {
         assert!(summary.signed_in);
         assert_eq!(summary.expires_at, Some(9));
         assert_eq!(status.host().as_deref(), Some("a.example"));
-    }
-
-    #[test]
-    fn a_person_signing_in_holds_the_deadline_for_a_while() {
-        let status = Status::default();
-        let window = Duration::from_secs(60);
-        assert!(!status.human_within(window));
-        let person = status.person();
-        assert!(status.human_within(Duration::ZERO));
-        drop(person);
-        assert!(status.human_within(window));
-        assert!(!status.human_within(Duration::ZERO));
     }
 
     #[test]

@@ -305,20 +305,17 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
         }
         roots.insert("exclude".into(), Value::Array(all));
     }
-    let settings = match Settings::from_value(Value::Object(top)) {
-        Ok(s) => s,
-        Err(message) => {
-            errors.push(ConfigError {
-                origin: layers
-                    .first()
-                    .map(|l| l.source.clone())
-                    .unwrap_or(Source::EditorSettings),
-                server: None,
-                message,
-            });
-            Settings::default()
+    let (settings, bad) = Settings::from_value(Value::Object(top));
+    errors.extend(bad.into_iter().map(|message| {
+        ConfigError {
+            origin: layers
+                .first()
+                .map(|l| l.source.clone())
+                .unwrap_or(Source::EditorSettings),
+            server: None,
+            message,
         }
-    };
+    }));
     let editor = layers.iter().find(|l| l.source == Source::EditorSettings);
     // The editor says which of its servers come from its user-level settings.
     let scopes = editor

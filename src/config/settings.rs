@@ -29,31 +29,53 @@ impl Default for Settings {
     }
 }
 
+/// The top-level keys [`Settings`] reads.
+const KEYS: &[&str] = &[
+    "roots",
+    "maxMessageBytes",
+    "maxRestarts",
+    "elicitation",
+    "sampling",
+];
+
 impl Settings {
     /// Parses the top-level keys; unknown keys are tolerated (other tools write their own).
-    pub fn from_value(value: Value) -> Result<Self, String> {
-        if let Some(obj) = value.as_object() {
-            for key in obj.keys() {
-                if ![
-                    "roots",
-                    "maxMessageBytes",
-                    "maxRestarts",
-                    "elicitation",
-                    "sampling",
-                    "inputs",
-                ]
-                .contains(&key.as_str())
-                {
+    /// Each key stands on its own: a bad one is an error naming it and keeps its default,
+    /// and the others still apply.
+    pub fn from_value(value: Value) -> (Self, Vec<String>) {
+        let mut settings = Settings::default();
+        let mut errors = Vec::new();
+        let Some(obj) = value.as_object() else {
+            return (settings, errors);
+        };
+        for (key, value) in obj {
+            if !KEYS.contains(&key.as_str()) {
+                if key != "inputs" {
                     tracing::debug!(key, "ignoring unknown settings key");
                 }
+                continue;
+            }
+            let alone = serde_json::json!({ key.as_str(): value });
+            let parsed = serde_json::from_value::<Settings>(alone)
+                .map_err(|e| format!("invalid settings: \"{key}\": {e}"))
+                .and_then(|one| match key.as_str() {
+                    "maxMessageBytes" if one.max_message_bytes < 1024 => {
+                        Err("\"maxMessageBytes\" must be at least 1024".into())
+                    }
+                    _ => Ok(one),
+                });
+            match parsed {
+                Ok(one) => match key.as_str() {
+                    "roots" => settings.roots = one.roots,
+                    "maxMessageBytes" => settings.max_message_bytes = one.max_message_bytes,
+                    "maxRestarts" => settings.max_restarts = one.max_restarts,
+                    "elicitation" => settings.elicitation = one.elicitation,
+                    _ => settings.sampling = one.sampling,
+                },
+                Err(message) => errors.push(message),
             }
         }
-        let settings: Settings =
-            serde_json::from_value(value).map_err(|e| format!("invalid settings: {e}"))?;
-        if settings.max_message_bytes < 1024 {
-            return Err("\"maxMessageBytes\" must be at least 1024".into());
-        }
-        Ok(settings)
+        (settings, errors)
     }
 }
 

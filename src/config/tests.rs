@@ -118,6 +118,28 @@ fn bad_top_level_settings_are_reported_and_defaults_kept() {
     let (resolved, errors) = resolve(&[editor(json!({"maxMessageBytes": "big"}))]);
     assert_eq!(errors.len(), 1);
     assert_eq!(resolved.settings, Settings::default());
+    // A bad key keeps only its own default: the others still apply.
+    let (resolved, errors) = resolve(&[editor(json!({
+        "maxMessageBytes": 100,
+        "maxRestarts": 9,
+        "sampling": {"openai": {"baseUrl": 7}},
+        "roots": {"exclude": ["target"]},
+    }))]);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.message.contains("maxMessageBytes")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.message.contains("sampling")),
+        "{errors:?}"
+    );
+    assert_eq!(resolved.settings.max_restarts, 9);
+    assert_eq!(resolved.settings.roots.exclude, vec!["target".to_owned()]);
+    assert_eq!(
+        resolved.settings.max_message_bytes,
+        DEFAULT_MAX_MESSAGE_BYTES
+    );
     let (_, errors) = resolve(&[editor(json!({"servers": []}))]);
     assert!(errors[0].message.contains("\"servers\" must be an object"));
 }

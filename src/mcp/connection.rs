@@ -16,7 +16,7 @@ use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
 use super::handler::{Handler, ToolCache, progress_key};
-use super::host::{Host, ProgressFn};
+use super::host::{Host, HumanClock, ProgressFn};
 use super::http;
 use super::process::{self, Diagnostics, ServerProcess};
 use super::transport::StdioTransport;
@@ -84,11 +84,12 @@ pub async fn connect(
                     max_message_bytes,
                     oauth: oauth.clone(),
                     sign_in: Arc::new(move || signer.sign_in()),
-                    status: auth.clone(),
+                    status: auth,
+                    clock: host.clock(&spec.name),
                 },
                 diag.clone(),
             )?;
-            return handshake(spec, host, transport, None, diag, Some(&auth)).await;
+            return handshake(spec, host, transport, None, diag).await;
         }
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
@@ -99,7 +100,7 @@ pub async fn connect(
         max_message_bytes,
         diag.clone(),
     );
-    handshake(spec, host, transport, Some(spawned.process), diag, None).await
+    handshake(spec, host, transport, Some(spawned.process), diag).await
 }
 
 /// The handshake, the same over every transport; `process` is the stdio server's, if any.
@@ -109,7 +110,6 @@ async fn handshake<T, E, A>(
     transport: T,
     mut process: Option<ServerProcess>,
     diag: Arc<Diagnostics>,
-    auth: Option<&crate::auth::status::Status>,
 ) -> Result<Started, String>
 where
     T: IntoTransport<RoleClient, E, A>,
@@ -127,15 +127,15 @@ where
         sampling: spec.sampling,
         refresh: Default::default(),
     });
-    let serving = handler.clone().serve_with_lifecycle(transport, lifecycle);
-    tokio::pin!(serving);
     // The time a person spends signing in is not the server's: the deadline waits for it.
-    let started = loop {
-        match tokio::time::timeout(spec.timeout, &mut serving).await {
-            Err(_) if auth.is_some_and(|a| a.human_within(spec.timeout)) => continue,
-            started => break started,
-        }
-    };
+    let clock = handler.host.clock(&spec.name);
+    let started = within_server_time(
+        &clock,
+        spec.timeout,
+        handler.clone().serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
+    .ok_or(());
     let service = match started {
         Ok(Ok(service)) => service,
         Ok(Err(e)) => {
@@ -394,7 +394,12 @@ impl Connection {
                 .host
                 .register_progress(guard.progress_key.clone(), sink);
         }
-        let outcome = self.within_server_time(handle.await_response()).await;
+        let outcome = within_server_time(
+            &self.handler.host.clock(&self.server),
+            self.timeout,
+            handle.await_response(),
+        )
+        .await;
         let mut guard = guard;
         match outcome {
             Some(result) => {
@@ -408,33 +413,6 @@ impl Connection {
                 result.map_err(|e| self.service_error(e))
             }
             None => Err(self.timeout_error()),
-        }
-    }
-
-    /// Awaits `fut` for at most the server's timeout, not counting time a person spends
-    /// answering this server's questions meanwhile. `None` on timeout.
-    async fn within_server_time<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
-        let clock = self.handler.host.clock(&self.server);
-        let start = tokio::time::Instant::now();
-        let (human_at_start, _) = clock.total();
-        let mut deadline = start + self.timeout;
-        tokio::pin!(fut);
-        loop {
-            tokio::select! {
-                out = &mut fut => return Some(out),
-                _ = tokio::time::sleep_until(deadline) => {
-                    let (human, busy) = clock.total();
-                    let now = tokio::time::Instant::now();
-                    let extended = start + self.timeout + (human - human_at_start);
-                    if busy {
-                        deadline = now + self.timeout;
-                    } else if extended > now {
-                        deadline = extended;
-                    } else {
-                        return None;
-                    }
-                }
-            }
         }
     }
 
@@ -500,6 +478,36 @@ impl Drop for CancelGuard {
                 );
                 let _ = peer.notify_cancelled(params).await;
             });
+        }
+    }
+}
+
+/// Awaits `fut` for at most `timeout` of the server's own time: time a person spends answering
+/// the server's questions, or signing in to it, meanwhile does not count. `None` on timeout.
+async fn within_server_time<T>(
+    clock: &HumanClock,
+    timeout: Duration,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
+    let start = tokio::time::Instant::now();
+    let (human_at_start, _) = clock.total();
+    let mut deadline = start + timeout;
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            out = &mut fut => return Some(out),
+            _ = tokio::time::sleep_until(deadline) => {
+                let (human, busy) = clock.total();
+                let now = tokio::time::Instant::now();
+                let extended = start + timeout + (human - human_at_start);
+                if busy {
+                    deadline = now + timeout;
+                } else if extended > now {
+                    deadline = extended;
+                } else {
+                    return None;
+                }
+            }
         }
     }
 }

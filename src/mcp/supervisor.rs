@@ -34,6 +34,8 @@ pub struct SlotState {
     pub restarts: u32,
     /// The roots this server was last told about (legacy `roots/list_changed` bookkeeping).
     pub roots_seen: Vec<Root>,
+    /// How many times the server entered `starting`.
+    pub starts: u64,
 }
 
 pub struct Slot {
@@ -81,6 +83,7 @@ impl Slot {
                 connection: None,
                 restarts: 0,
                 roots_seen: Vec::new(),
+                starts: 0,
             }),
             name,
             control: None,
@@ -110,6 +113,7 @@ impl Slot {
                 connection: None,
                 restarts: 0,
                 roots_seen: Vec::new(),
+                starts: 0,
             }),
             spec: Some(spec),
             control: Some(tx),
@@ -140,18 +144,18 @@ impl Slot {
     /// trust or a sign-in, stopped); `None` when the slot cannot be restarted.
     pub async fn restart_and_settle(&self) -> Option<ServerStatusParams> {
         let mut changes = self.changes.subscribe();
+        let starts = self.lock().starts;
         if !self.restart() {
             return None;
         }
-        let mut began = false;
         loop {
-            changes.changed().await.ok()?;
-            let status = self.lock().status.clone();
-            match status.state {
-                ServerState::Starting => began = true,
-                _ if began => return Some(status),
-                _ => {}
+            {
+                let state = self.lock();
+                if state.starts > starts && state.status.state != ServerState::Starting {
+                    return Some(state.status.clone());
+                }
             }
+            changes.changed().await.ok()?;
         }
     }
 
@@ -189,6 +193,9 @@ impl Slot {
     ) {
         {
             let mut s = self.lock();
+            if state == ServerState::Starting {
+                s.starts += 1;
+            }
             s.status.state = state;
             s.status.message = message;
             s.status.protocol_version = connection.as_ref().map(|c| c.protocol_version.clone());

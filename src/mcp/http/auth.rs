@@ -37,6 +37,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use tokio::sync::{Mutex, OnceCell};
 
+use super::super::host::HumanClock;
 use super::{Client, HttpError};
 use crate::auth::callback::Listener;
 use crate::auth::status::{Need, Status, host_of};
@@ -71,6 +72,8 @@ pub(super) struct Authority {
     rounds: std::sync::atomic::AtomicU64,
     /// What the supervisor, the commands and `listServers` see of this sign-in.
     status: Arc<Status>,
+    /// The server's human time: while a person signs in, its deadlines wait.
+    clock: Arc<HumanClock>,
 }
 
 /// The client under rmcp's worker: rmcp's [`AuthClient`] around the sidecar's [`Client`], and
@@ -111,6 +114,7 @@ impl Signed {
         sign_in: SignInSource,
         keep_grants: bool,
         status: Arc<Status>,
+        clock: Arc<HumanClock>,
     ) -> Signed {
         let link = client.link.clone();
         let store = keep_grants
@@ -127,6 +131,7 @@ impl Signed {
             redirect_uri: parking_lot::Mutex::default(),
             rounds: Default::default(),
             status,
+            clock,
         });
         Signed { client, authority }
     }
@@ -284,7 +289,7 @@ impl Authority {
             .unwrap_or_else(|| self.shown.clone());
         self.status.set_host(&host);
         manager.set_metadata(resolution.metadata);
-        let _person = self.status.person();
+        let _busy = self.clock.busy();
         if !requested && !browser.confirm(&self.server, &host).await {
             *guard = manager;
             self.rounds.fetch_add(1, Ordering::SeqCst);
@@ -430,7 +435,7 @@ impl Authority {
             )
         })?;
         let host = self.status.host().unwrap_or_else(|| self.shown.clone());
-        let _person = self.status.person();
+        let _busy = self.clock.busy();
         let step = BrowserStep {
             server: self.server.to_string(),
             host: host.clone(),
@@ -763,6 +768,7 @@ mod tests {
             oauth: OAuthSpec::default(),
             sign_in: Arc::new(|| None),
             status: Arc::default(),
+            clock: Arc::default(),
         };
         let t = super::super::transport("t", &url, &Default::default(), options, Arc::default())
             .unwrap();
@@ -774,7 +780,14 @@ mod tests {
             grant,
             ..OAuthSpec::default()
         };
-        let signed = Signed::new(client, oauth, Arc::new(|| None), false, Arc::default());
+        let signed = Signed::new(
+            client,
+            oauth,
+            Arc::new(|| None),
+            false,
+            Arc::default(),
+            Arc::default(),
+        );
         let manager = signed.auth().await.ok().unwrap().auth_manager.clone();
         (signed, manager)
     }

@@ -138,6 +138,8 @@ pub struct Options {
     pub sign_in: SignInSource,
     /// The server's sign-in state, shared with its slot.
     pub status: Arc<crate::auth::status::Status>,
+    /// The server's human time: a person signing in stops its deadlines.
+    pub clock: Arc<super::host::HumanClock>,
 }
 
 /// Builds the transport for `url`; fails (as a sentence) only on a definition it cannot use.
@@ -154,6 +156,7 @@ pub fn transport(
         oauth,
         sign_in,
         status,
+        clock,
     } = options;
     let headers = custom_headers(headers)?;
     let http = crate::net::client_builder(url, timeout)
@@ -199,7 +202,7 @@ pub fn transport(
         link: link.clone(),
     };
     let keep_grants = sign_in().is_none_or(|s| s.keeps_grants());
-    let client = auth::Signed::new(client, oauth, sign_in, keep_grants, status);
+    let client = auth::Signed::new(client, oauth, sign_in, keep_grants, status, clock);
     Ok(HttpTransport {
         inner: StreamableHttpClientTransport::with_client(client, config),
         link,

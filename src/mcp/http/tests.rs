@@ -15,6 +15,7 @@ fn options() -> Options {
         oauth: Default::default(),
         sign_in: Arc::new(|| None),
         status: Arc::default(),
+        clock: Arc::default(),
     }
 }
 
