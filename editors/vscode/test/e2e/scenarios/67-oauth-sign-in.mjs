@@ -7,7 +7,8 @@
 // closes the "waiting for the sign-in" prompt; the server runs and a tool call carries the grant
 // (whoami). Show Servers shows the sign-in (issuer host, expiry; no token); its Sign Out revokes
 // the grant at the fixture and the status bar says the server needs sign-in; clicking it runs
-// Sign In, straight to the consent prompt, and Cancel leaves it so.
+// Sign In, straight to the consent prompt, and Cancel leaves it so; so does Escape after the
+// palette's Sign In to Server, which offers only that server.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { completeInBrowser, startOAuthServer } from '../lib/oauthFixture.mjs';
@@ -148,6 +149,19 @@ export async function run(ctx) {
     await pick(page, 'Cancel');
     await waitStatusBar(page, /Sign-in to secure cancelled/);
     assert.ok((await statusBarTexts(page)).some((t) => /MCP: secure needs sign-in/.test(t)), 'still needs sign-in');
+
+    // The palette's Sign In asks which server: only the http one that needs it. (The first
+    // "cancelled" message goes first, after its 5 s, so the second one is this sign-in's.)
+    await waitFor('the status bar message to go', async () => !(await statusBarTexts(page)).some((t) => /cancelled/.test(t)) || null, { timeout: 10000 });
+    await runCommand(page, 'MCP Sidecar: Sign In to Server');
+    const which = await waitQuickInput(page, 'Sign in to which MCP server?');
+    assert.deepEqual(which.rows.map((r) => r.label), [SERVER], 'demo and legacy (stdio) are not offered');
+    assert.match(which.rows[0].aria, /needsAuth/);
+    await pick(page, SERVER);
+    await waitQuickInput(page, consentTitle);
+    await page.keyboard.press('Escape');
+    await waitStatusBar(page, /Sign-in to secure cancelled/);
+    assert.ok(!(await notifications(page)).some((n) => n.severity === 'error'), 'a cancelled sign-in is no error');
   } finally {
     await closeQuickInput(page);
     await page.context().unroute(isAuthorize, stub);
