@@ -86,11 +86,14 @@ export async function run(ctx) {
       return q?.title === consentTitle && q.rows.some((r) => r.label === 'Copy URL (copied)') ? q : null;
     });
     assert.ok(again.rows.some((r) => r.aria.includes(url)), 'Open shows the full authorization URL');
+    const tabOpened = page.context().waitForEvent('page', { timeout: 15000 }).catch(() => null);
     await pick(page, openLabel);
 
     // 3. Waiting for the browser; the browser's part; the listener closes the prompt.
     const waiting = await waitQuickInput(page, `${SERVER}: waiting for the sign-in at ${fixture.host}`);
     assert.deepEqual(waiting.rows.map((r) => r.label), ['Paste the address you were redirected to', 'Cancel sign-in']);
+    // The browser's tab is closed again, as the person would: the workbench keeps the keyboard.
+    await (await tabOpened)?.close();
     await waitFor('the browser to get the authorization URL', async () => (opened.length ? true : null), { timeout: 15000 }).catch(() => {
       // VS Code may ask before opening an untrusted link; the sign-in does not depend on it.
       log(`  no tab opened for the authorization URL (${opened.length})`);
