@@ -19,6 +19,8 @@ export const CMD_RESTART_SERVER = 'mcp-sidecar.restartServer';
 export const CMD_OPEN_SAMPLING_LOG = 'mcp-sidecar.openSamplingLog';
 export const CMD_TRUST_SERVER = 'mcp-sidecar.trustServer';
 export const CMD_UNTRUST_SERVER = 'mcp-sidecar.untrustServer';
+export const CMD_SIGN_IN = 'mcp-sidecar.signIn';
+export const CMD_SIGN_OUT = 'mcp-sidecar.signOut';
 export const CMD_LIST_RESOURCES = 'mcp-sidecar.listResources';
 export const CMD_LIST_RESOURCE_TEMPLATES = 'mcp-sidecar.listResourceTemplates';
 export const CMD_READ_RESOURCE = 'mcp-sidecar.readResource';
@@ -37,6 +39,8 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_OPEN_SAMPLING_LOG]: ['mcpSidecar.openSamplingLog'],
   [CMD_TRUST_SERVER]: ['mcpSidecar.trustServer'],
   [CMD_UNTRUST_SERVER]: ['mcpSidecar.untrustServer'],
+  [CMD_SIGN_IN]: ['mcpSidecar.signIn', 'mcpSidecar.showServers'],
+  [CMD_SIGN_OUT]: ['mcpSidecar.signOut', 'mcpSidecar.showServers'],
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
@@ -130,7 +134,11 @@ export interface ClipboardParams {
   text: string;
 }
 
-export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'needsTrust';
+/**
+ * `needsAuth`: an http server answered 401 and nobody is signed in; `message` names the sign-in
+ * needed and the authorization server's host. Not retried until `mcp-sidecar.signIn`.
+ */
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'needsTrust' | 'needsAuth';
 
 export interface ServerStatusParams {
   name: string;
@@ -145,6 +153,19 @@ export interface ServerSummary extends ServerStatusParams {
   serverInfo?: { name?: string; version?: string; [key: string]: unknown };
   toolCount: number;
   restarts: number;
+  /** The sign-in of an http server that uses OAuth (it asked for one, or a grant is stored). */
+  auth?: AuthSummary;
+}
+
+/** `auth` of a listServers row: what is known of the server's sign-in. Never a token. */
+export interface AuthSummary {
+  signedIn: boolean;
+  /** The authorization server (its `issuer` URL), when known. */
+  issuer?: string;
+  /** The scopes granted. */
+  scopes?: string[];
+  /** When the access token expires, in seconds since the Unix epoch (it is refreshed before). */
+  expiresAt?: number;
 }
 
 export interface ToolSummary {
@@ -171,6 +192,18 @@ export interface JsonSchema {
 export interface TrustServerResult {
   server: string;
   trusted: boolean;
+}
+
+/** The argument of the commands on one named server (trustServer, untrustServer, signIn, signOut). */
+export interface ServerArgs {
+  server: string;
+}
+
+/** `mcp-sidecar.signOut` result; `revoked`: the authorization server confirmed the revocation. */
+export interface SignOutResult {
+  server: string;
+  signedOut: boolean;
+  revoked: boolean;
 }
 
 /** `mcp-sidecar.openSamplingLog` result: the log's path, and whether the editor showed it. */

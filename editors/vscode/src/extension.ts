@@ -9,6 +9,7 @@ import { registerE2eHooks } from './e2eHooks';
 import { logChannel } from './log';
 import { AttentionTracker } from './prompts/attentionTracker';
 import { PromptService } from './prompts/promptService';
+import { signInCommand, signOutCommand } from './servers/authCommands';
 import { showServersCommand } from './servers/serverList';
 import { ServerStates } from './servers/serverStates';
 import { StatusBar } from './servers/statusBar';
@@ -62,6 +63,8 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     command('mcpSidecar.trustServer', (server) => trustCommand(client, true, typeof server === 'string' ? server : undefined)),
     command('mcpSidecar.untrustServer', (server) => trustCommand(client, false, typeof server === 'string' ? server : undefined)),
+    command('mcpSidecar.signIn', (server) => signInCommand(client, typeof server === 'string' ? server : undefined)),
+    command('mcpSidecar.signOut', (server) => signOutCommand(client, typeof server === 'string' ? server : undefined)),
     command('mcpSidecar.openSamplingLog', () => openSamplingLogCommand(client)),
     command('mcpSidecar.showLog', () => logChannel().show(true)),
     command('mcpSidecar.restartSidecar', () => client.restart()),

@@ -159,6 +159,8 @@ export class Sidecar implements vscode.Disposable {
     this.sentSettings = json;
     void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
     note(`settings sent to the sidecar: ${describeSettings(settings)}`);
+    // The sidecar reports nothing more of a server taken out of the settings: forget it here.
+    if (this.parts.states.forgetRemovedSettingsServers(Object.keys(settings.servers))) this.parts.onState(this.state);
   }
 
   async refreshServers(): Promise<void> {

@@ -13,7 +13,10 @@ export class AttentionTracker implements vscode.Disposable {
   constructor(private mode: () => NotifyFirst) {
     this.subscription = vscode.workspace.onDidChangeTextDocument((e) => {
       const scheme = e.document.uri.scheme;
-      if (e.contentChanges.length > 0 && (scheme === 'file' || scheme === 'untitled')) {
+      // Typing is a change to a document shown in an editor: a settings write through VS Code's
+      // API (code-server keeps User/settings.json as a file: document) is not the person typing.
+      const shown = vscode.window.visibleTextEditors.some((editor) => editor.document === e.document);
+      if (e.contentChanges.length > 0 && (scheme === 'file' || scheme === 'untitled') && shown) {
         this.lastTypedAt = Date.now();
       }
     });

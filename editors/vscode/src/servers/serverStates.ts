@@ -3,6 +3,9 @@
 
 import type { ServerState, ServerStatusParams } from '../contract';
 
+/** The `source` of a server the editor's settings define. */
+export const EDITOR_SETTINGS = 'editor settings';
+
 export type SidecarState = 'starting' | 'running' | 'stopped' | 'failed';
 
 export class ServerStates {
@@ -25,6 +28,17 @@ export class ServerStates {
     return [...this.map.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /**
+   * Forgets the servers from the editor's settings that are no longer among `names` (the
+   * settings just sent): the sidecar stops them without a word. Returns whether any went.
+   */
+  forgetRemovedSettingsServers(names: string[]): boolean {
+    const keep = new Set(names);
+    const gone = [...this.map.values()].filter((s) => s.source === EDITOR_SETTINGS && !keep.has(s.name));
+    for (const s of gone) this.map.delete(s.name);
+    return gone.length > 0;
+  }
+
   get(name: string): ServerStatusParams | undefined {
     return this.map.get(name);
   }
@@ -40,13 +54,18 @@ export const STATE_ICONS: Record<ServerState, string> = {
   stopped: '$(circle-slash)',
   failed: '$(error)',
   needsTrust: '$(shield)',
+  needsAuth: '$(key)',
 };
 
 export interface StatusBarView {
   text: string;
   tooltip: string;
   severity: 'ok' | 'warning' | 'error';
+  /** What a click runs: the server list, unless a server needs a sign-in (then Sign In). */
+  command: { id: string; args: string[] };
 }
+
+const SHOW_SERVERS = { id: 'mcpSidecar.showServers', args: [] };
 
 export function describeServer(s: ServerStatusParams): string {
   const parts = [`${s.name}: ${s.state}`];
@@ -56,14 +75,28 @@ export function describeServer(s: ServerStatusParams): string {
 }
 
 export function statusBarView(sidecar: SidecarState, servers: ServerStatusParams[]): StatusBarView {
-  if (sidecar === 'starting') return { text: '$(sync~spin) MCP', tooltip: 'MCP Sidecar is starting', severity: 'ok' };
-  if (sidecar === 'failed') {
-    return { text: '$(error) MCP', tooltip: 'MCP Sidecar is not running. Click for the log and actions.', severity: 'error' };
-  }
-  if (sidecar === 'stopped') return { text: '$(circle-slash) MCP', tooltip: 'MCP Sidecar is stopped', severity: 'ok' };
+  const view = (text: string, tooltip: string, severity: StatusBarView['severity'] = 'ok'): StatusBarView => ({
+    text,
+    tooltip,
+    severity,
+    command: SHOW_SERVERS,
+  });
+  if (sidecar === 'starting') return view('$(sync~spin) MCP', 'MCP Sidecar is starting');
+  if (sidecar === 'failed') return view('$(error) MCP', 'MCP Sidecar is not running. Click for the log and actions.', 'error');
+  if (sidecar === 'stopped') return view('$(circle-slash) MCP', 'MCP Sidecar is stopped');
   const total = servers.length;
-  if (total === 0) {
-    return { text: '$(server) MCP: no servers', tooltip: 'No MCP servers configured ("mcpSidecar.servers")', severity: 'ok' };
+  if (total === 0) return view('$(server) MCP: no servers', 'No MCP servers configured ("mcpSidecar.servers")');
+  const list = servers.map(describeServer).join('\n');
+  // A server waiting for a sign-in waits for the person: say so, and a click signs in.
+  const needAuth = servers.filter((s) => s.state === 'needsAuth').map((s) => s.name);
+  if (needAuth.length > 0) {
+    const one = needAuth.length === 1;
+    return {
+      text: one ? `$(key) MCP: ${needAuth[0]} needs sign-in` : `$(key) MCP: ${needAuth.length} servers need sign-in`,
+      tooltip: `MCP servers\n${list}\n\nClick to sign in${one ? ` to ${needAuth[0]}` : ''}.`,
+      severity: 'warning',
+      command: { id: 'mcpSidecar.signIn', args: one ? needAuth : [] },
+    };
   }
   const count = (state: ServerState) => servers.filter((s) => s.state === state).length;
   const running = count('running');
@@ -76,6 +109,5 @@ export function statusBarView(sidecar: SidecarState, servers: ServerStatusParams
         : count('needsTrust') > 0
           ? '$(shield)'
           : '$(server)';
-  const tooltip = ['MCP servers (click for actions)', ...servers.map(describeServer)].join('\n');
-  return { text: `${icon} MCP ${running}/${total}`, tooltip, severity: failed > 0 ? 'warning' : 'ok' };
+  return view(`${icon} MCP ${running}/${total}`, `MCP servers (click for actions)\n${list}`, failed > 0 ? 'warning' : 'ok');
 }

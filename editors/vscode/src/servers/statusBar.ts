@@ -1,4 +1,5 @@
-// The status bar item: the servers' states at a glance; a click opens the server list.
+// The status bar item: the servers' states at a glance; a click opens the server list (or signs
+// in to the server that needs it).
 
 import * as vscode from 'vscode';
 import { statusBarView, type ServerStates, type SidecarState } from './serverStates';
@@ -8,7 +9,6 @@ export class StatusBar implements vscode.Disposable {
 
   constructor(private states: ServerStates) {
     this.item.name = 'MCP Sidecar';
-    this.item.command = 'mcpSidecar.showServers';
     this.render('starting');
     this.item.show();
   }
@@ -17,6 +17,7 @@ export class StatusBar implements vscode.Disposable {
     const view = statusBarView(sidecar, this.states.all());
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
+    this.item.command = { title: 'MCP Sidecar', command: view.command.id, arguments: view.command.args };
     this.item.backgroundColor =
       view.severity === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

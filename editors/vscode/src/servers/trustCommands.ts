@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { readSidecarSettings } from '../config';
 import * as contract from '../contract';
 import type { Sidecar } from '../sidecar';
+import { pickServer } from './pickServer';
 import { trustCandidates } from './trustModel';
 
 /** Trusts (`trusted`) or revokes the trust of a workspace-defined server, picked from a list. */
@@ -22,15 +23,12 @@ export async function trustCommand(sidecar: Sidecar, trusted: boolean, preset?: 
       );
       return;
     }
-    const pick = await vscode.window.showQuickPick(
-      candidates.map((s) => ({ label: s.name, description: [s.state, s.source].filter(Boolean).join(' · '), detail: s.message })),
-      {
-        title: trusted ? 'Trust which MCP server?' : 'Revoke the trust of which MCP server?',
-        placeHolder: trusted ? 'It starts at once' : 'It is stopped at once and waits for trust',
-      },
+    server = await pickServer(
+      candidates,
+      trusted ? 'Trust which MCP server?' : 'Revoke the trust of which MCP server?',
+      trusted ? 'It starts at once' : 'It is stopped at once and waits for trust',
     );
-    if (!pick) return;
-    server = pick.label;
+    if (!server) return;
   }
   const r = await sidecar.command<contract.TrustServerResult>(trusted ? contract.CMD_TRUST_SERVER : contract.CMD_UNTRUST_SERVER, {
     server,

@@ -7,6 +7,7 @@
 
 import type { ServerStatusParams } from '../contract';
 import type { ServerScope } from '../settings';
+import { EDITOR_SETTINGS } from './serverStates';
 
 export function trustCandidates(
   servers: ServerStatusParams[],
@@ -14,6 +15,6 @@ export function trustCandidates(
   trusted: boolean,
 ): ServerStatusParams[] {
   return servers.filter((s) =>
-    trusted ? s.state === 'needsTrust' : s.state !== 'needsTrust' && !(s.source === 'editor settings' && scopes[s.name] === 'user'),
+    trusted ? s.state === 'needsTrust' : s.state !== 'needsTrust' && !(s.source === EDITOR_SETTINGS && scopes[s.name] === 'user'),
   );
 }

@@ -1,6 +1,7 @@
 // End-to-end tests in a real VS Code (code-server) with the packaged VSIX installed, driven in
 // headless Chromium. Every file in scenarios/ is one scenario: it exports `name` and
-// `run(ctx)`; they run in file-name order against one workbench. Adding a scenario = adding a file.
+// `run(ctx)` (and may export `timeoutMs`); they run in file-name order against one workbench.
+// Adding a scenario = adding a file.
 //
 //   node test/e2e/run.mjs            (env: CODE_SERVER, MCP_SIDECAR_BIN, VSIX, E2E_ONLY=substring, E2E_ARTIFACTS)
 // MCP_SIDECAR_BIN is the demo servers' command; the extension runs the sidecar the VSIX carries.
@@ -106,6 +107,7 @@ try {
     profile,
     artifacts,
     sidecar,
+    repo,
     // For a scenario that needs a code-server of its own (another profile or workspace).
     browserContext: opened.context,
     codeServer,
@@ -148,7 +150,8 @@ try {
       await Promise.race([
         s.run(ctx),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`scenario timed out after ${SCENARIO_TIMEOUT_MS} ms`)), SCENARIO_TIMEOUT_MS);
+          const ms = s.timeoutMs ?? SCENARIO_TIMEOUT_MS;
+          timer = setTimeout(() => reject(new Error(`scenario timed out after ${ms} ms`)), ms);
         }),
       ]).finally(() => clearTimeout(timer));
       results.push({ name: s.name, ok: true, ms: Date.now() - t0 });

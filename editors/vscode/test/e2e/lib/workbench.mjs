@@ -144,6 +144,11 @@ export function waitStatusBar(page, pattern, opts) {
   return waitFor(`the status bar to show ${pattern}`, async () => (await statusBarTexts(page)).find((t) => pattern.test(t)) ?? null, opts);
 }
 
+/** Clicks the status bar item whose text matches `pattern` (what a click on it runs). */
+export async function clickStatusBar(page, pattern) {
+  await page.locator('.statusbar-item a', { hasText: pattern }).first().click();
+}
+
 /** The notification toasts on screen: severity, message, source and button labels. */
 export function notifications(page) {
   return page.evaluate(() =>
