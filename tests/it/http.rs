@@ -68,7 +68,6 @@ async fn a_401_without_a_way_to_ask_waits_for_a_sign_in() {
     );
     let row = editor.command("mcp-sidecar.listServers", json!({})).await;
     assert_eq!(row[0]["auth"]["signedIn"], false, "{row}");
-    assert_eq!(row[0]["restarts"], 0, "not retried: {row}");
     editor.shutdown_and_exit().await;
 }
 

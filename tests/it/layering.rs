@@ -59,19 +59,39 @@ fn module_of(src: &Path, file: &Path) -> String {
 }
 
 /// The code of a file without its comments (line comments and doc comments; enough for this
-/// code base, which has no block comments).
+/// code base, which has no block comments) and without the text of its string literals (a
+/// log filter naming `rmcp::...` as a target imports nothing).
 fn code(text: &str) -> String {
     text.lines()
         .map(|line| {
             let trimmed = line.trim_start();
             if trimmed.starts_with("//") {
-                ""
+                String::new()
             } else {
-                line.split(" // ").next().unwrap_or_default()
+                without_strings(line.split(" // ").next().unwrap_or_default())
             }
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A line with the insides of its `"..."` literals left out (escapes honoured).
+fn without_strings(line: &str) -> String {
+    let mut out = String::new();
+    let (mut inside, mut escaped) = (false, false);
+    for c in line.chars() {
+        match (inside, escaped, c) {
+            (true, false, '\\') => escaped = true,
+            (true, true, _) => escaped = false,
+            (_, false, '"') => {
+                inside = !inside;
+                out.push(c);
+            }
+            (false, _, _) => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Every `name` in `crate::name` (and, from `main.rs`, `mcp_sidecar::name`).
