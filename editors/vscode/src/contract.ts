@@ -44,18 +44,16 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
-const RESOURCES_LATER =
-  'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15; the sidecar side is in place';
 export const NOT_OFFERED: Record<string, string> = {
-  [RESOURCE_UPDATED]: RESOURCES_LATER,
-  [CMD_LIST_RESOURCES]: RESOURCES_LATER,
-  [CMD_LIST_RESOURCE_TEMPLATES]: RESOURCES_LATER,
-  [CMD_READ_RESOURCE]: RESOURCES_LATER,
-  [CMD_SUBSCRIBE_RESOURCE]: RESOURCES_LATER,
-  [CMD_UNSUBSCRIBE_RESOURCE]: RESOURCES_LATER,
-  [CMD_LIST_PROMPTS]: RESOURCES_LATER,
-  [CMD_GET_PROMPT]: RESOURCES_LATER,
-  [CMD_COMPLETE]: RESOURCES_LATER,
+  [RESOURCE_UPDATED]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_LIST_RESOURCES]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_LIST_RESOURCE_TEMPLATES]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_READ_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_SUBSCRIBE_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_UNSUBSCRIBE_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_LIST_PROMPTS]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_GET_PROMPT]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_COMPLETE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
 };
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
