@@ -15,6 +15,8 @@ pub struct Settings {
     pub max_restarts: u32,
     pub elicitation: super::elicitation::Settings,
     pub sampling: super::sampling::Settings,
+    /// `gateway`: the agents' face (see `docs/gateway.md`).
+    pub gateway: GatewaySettings,
 }
 
 impl Default for Settings {
@@ -25,6 +27,7 @@ impl Default for Settings {
             max_restarts: 5,
             elicitation: super::elicitation::Settings::default(),
             sampling: super::sampling::Settings::default(),
+            gateway: GatewaySettings::default(),
         }
     }
 }
@@ -40,6 +43,7 @@ impl Settings {
                     "maxRestarts",
                     "elicitation",
                     "sampling",
+                    "gateway",
                     "inputs",
                 ]
                 .contains(&key.as_str())
@@ -54,6 +58,20 @@ impl Settings {
             return Err("\"maxMessageBytes\" must be at least 1024".into());
         }
         Ok(settings)
+    }
+}
+
+/// `gateway`: whether the sidecar serves its servers to agents on a loopback endpoint.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GatewaySettings {
+    /// On unless the person turns it off (loopback only, and every request needs the secret).
+    pub enabled: bool,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        Self { enabled: true }
     }
 }
 

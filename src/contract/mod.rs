@@ -33,6 +33,7 @@ pub const CMD_TRUST_SERVER: &str = "mcp-sidecar.trustServer";
 pub const CMD_UNTRUST_SERVER: &str = "mcp-sidecar.untrustServer";
 pub const CMD_SIGN_IN: &str = "mcp-sidecar.signIn";
 pub const CMD_SIGN_OUT: &str = "mcp-sidecar.signOut";
+pub const CMD_GATEWAY_INFO: &str = "mcp-sidecar.gatewayInfo";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -44,6 +45,7 @@ pub const COMMANDS: &[&str] = &[
     CMD_UNTRUST_SERVER,
     CMD_SIGN_IN,
     CMD_SIGN_OUT,
+    CMD_GATEWAY_INFO,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -363,3 +365,15 @@ pub fn server_experimental() -> Value {
 
 #[cfg(test)]
 mod tests;
+
+/// `mcp-sidecar.gatewayInfo` result: where agents reach the gateway.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayInfo {
+    /// The Streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`).
+    pub url: String,
+    /// The headers that authenticate to it (`Authorization: Bearer <secret>`).
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The environment under which `mcp-sidecar gateway` finds it.
+    pub env: std::collections::BTreeMap<String, String>,
+}

@@ -45,6 +45,8 @@ struct Inner {
     settings: Settings,
     folders: Vec<Folder>,
     slots: BTreeMap<String, Arc<Slot>>,
+    /// A configuration has been applied (the settings are the person's, not the defaults).
+    applied: bool,
 }
 
 impl Manager {
@@ -91,6 +93,7 @@ impl Manager {
                 });
             }
             inner.settings = resolved.settings;
+            inner.applied = true;
             let limits = Limits {
                 max_message_bytes: inner.settings.max_message_bytes,
                 max_restarts: inner.settings.max_restarts,
@@ -205,6 +208,7 @@ impl Manager {
         for slot in retired {
             tokio::spawn(async move { slot.stop(true).await });
         }
+        self.host.changed();
         asks
     }
 
@@ -346,8 +350,11 @@ impl Manager {
             })
     }
 
-    /// Tools of one server, or of every running server.
-    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
+    /// The tools of one server, or of every running server, as the servers listed them.
+    pub async fn server_tools(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<(String, Arc<Vec<rmcp::model::Tool>>)>, CallError> {
         let names = match server {
             Some(name) => vec![name.to_string()],
             None => self.server_names(),
@@ -359,14 +366,19 @@ impl Manager {
                 Err(e) if server.is_some() => return Err(e),
                 Err(_) => continue,
             };
-            let tools = match connection.tools().await {
-                Ok(t) => t,
+            match connection.tools().await {
+                Ok(tools) => out.push((name, tools)),
                 Err(e) if server.is_some() => return Err(e),
-                Err(e) => {
-                    tracing::warn!(server = %name, "listing tools failed: {e}");
-                    continue;
-                }
-            };
+                Err(e) => tracing::warn!(server = %name, "listing tools failed: {e}"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Tools of one server, or of every running server.
+    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
+        let mut out = Vec::new();
+        for (name, tools) in self.server_tools(server).await? {
             out.extend(tools.iter().map(|t| ToolSummary {
                 server: name.clone(),
                 name: t.name.to_string(),
@@ -376,6 +388,18 @@ impl Manager {
             }));
         }
         Ok(out)
+    }
+
+    /// Sees a new value whenever servers start or stop, change state or change their tools,
+    /// and when a configuration was applied (for the gateway's `tools/list_changed`).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.host.changes()
+    }
+
+    /// The `gateway` settings last applied; `None` before the first configuration.
+    pub fn gateway_settings(&self) -> Option<crate::config::GatewaySettings> {
+        let inner = self.inner();
+        inner.applied.then(|| inner.settings.gateway.clone())
     }
 
     /// Runs a tool to completion and returns the MCP `CallToolResult` as JSON.

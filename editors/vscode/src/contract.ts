@@ -18,6 +18,7 @@ export const CMD_RESTART_SERVER = 'mcp-sidecar.restartServer';
 export const CMD_OPEN_SAMPLING_LOG = 'mcp-sidecar.openSamplingLog';
 export const CMD_TRUST_SERVER = 'mcp-sidecar.trustServer';
 export const CMD_UNTRUST_SERVER = 'mcp-sidecar.untrustServer';
+export const CMD_GATEWAY_INFO = 'mcp-sidecar.gatewayInfo';
 
 /** The extension's commands (package.json) that send each sidecar command. */
 export const OFFERED_COMMANDS: Record<string, string[]> = {
@@ -31,7 +32,9 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
-export const NOT_OFFERED: Record<string, string> = {};
+export const NOT_OFFERED: Record<string, string> = {
+  [CMD_GATEWAY_INFO]: 'phase 2 of the gateway (issue 14): the terminal environment and the agent configuration snippets',
+};
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
 export interface EditorCapabilities {

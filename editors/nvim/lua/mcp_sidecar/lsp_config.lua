@@ -21,6 +21,7 @@ M.editor_capabilities = {
 --- Contract methods and commands this plugin deliberately leaves out, each with the reason
 --- (tests/it/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
 M.not_offered = {
+  ['mcp-sidecar.gatewayInfo'] = 'phase 2 of the gateway (issue 14): :terminal environment and :Mcp gateway snippets',
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
 }
 
