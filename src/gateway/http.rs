@@ -136,14 +136,14 @@ fn same_secret(given: &[u8], secret: &[u8]) -> bool {
             == 0
 }
 
-/// The checks every request passes first: `Err` is the refusal to send.
-pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), Response<Body>> {
+/// The checks every request passes first: `Err` is the refusal's status and text.
+pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), (StatusCode, &'static str)> {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .ok_or_else(|| plain(StatusCode::BAD_REQUEST, "Bad Request: no Host header"))?;
+        .ok_or((StatusCode::BAD_REQUEST, "Bad Request: no Host header"))?;
     if !loopback(host_of(host)) {
-        return Err(plain(
+        return Err((
             StatusCode::FORBIDDEN,
             "Forbidden: the gateway answers only requests for a loopback host",
         ));
@@ -154,38 +154,44 @@ pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), Response<Body>> {
             .ok()
             .and_then(|o| url::Url::parse(o).ok())
             .is_some_and(|url| {
-                matches!(url.scheme(), "http" | "https")
-                    && url.host_str().is_some_and(|h| loopback(h))
+                matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(loopback)
             });
         if !allowed {
-            return Err(plain(
+            return Err((
                 StatusCode::FORBIDDEN,
                 "Forbidden: requests from web pages of other origins are refused",
             ));
         }
     }
     let Some(authorization) = headers.get(header::AUTHORIZATION) else {
-        let mut response = plain(
+        return Err((
             StatusCode::UNAUTHORIZED,
             "Unauthorized: send the secret of mcp-sidecar.gatewayInfo as Authorization: Bearer <secret>",
-        );
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer realm=\"mcp-sidecar gateway\""),
-        );
-        return Err(response);
+        ));
     };
     let given = authorization
         .as_bytes()
         .strip_prefix(b"Bearer ")
         .unwrap_or_default();
     if !same_secret(given, secret.as_bytes()) {
-        return Err(plain(
+        return Err((
             StatusCode::FORBIDDEN,
             "Forbidden: not this gateway's secret (it changes each time the editor starts the sidecar)",
         ));
     }
     Ok(())
+}
+
+/// A refusal of [`check`] as the response.
+fn refusal(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = plain(status, text);
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer realm=\"mcp-sidecar gateway\""),
+        );
+    }
+    response
 }
 
 /// Decodes `%XX` escapes of one path segment.
@@ -227,8 +233,8 @@ fn route(path: &str) -> Option<(bool, Scope)> {
 
 impl State {
     async fn handle(self: Arc<Self>, mut request: Request<Incoming>) -> Response<Body> {
-        if let Err(refusal) = check(request.headers(), &self.secret) {
-            return refusal;
+        if let Err((status, text)) = check(request.headers(), &self.secret) {
+            return refusal(status, text);
         }
         let Some((tunnel, scope)) = route(request.uri().path()) else {
             return plain(
@@ -318,7 +324,7 @@ mod tests {
     fn status(pairs: &[(&'static str, &str)]) -> u16 {
         match check(&headers(pairs), "s3cret") {
             Ok(()) => 200,
-            Err(response) => response.status().as_u16(),
+            Err((status, _)) => status.as_u16(),
         }
     }
 

@@ -38,7 +38,7 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// applied), stopped when it is turned off or the editor goes.
 pub struct Gateway {
     shared: Arc<server::Shared>,
-    folders: Vec<PathBuf>,
+    folders: Mutex<Vec<PathBuf>>,
     running: Mutex<Option<Running>>,
     stopped: tokio_util::sync::CancellationToken,
 }
@@ -67,7 +67,7 @@ impl Gateway {
     pub fn spawn(manager: Arc<Manager>, folders: Vec<PathBuf>) -> Arc<Gateway> {
         let gateway = Arc::new(Gateway {
             shared: server::Shared::new(manager.clone()),
-            folders,
+            folders: Mutex::new(folders),
             running: Mutex::new(None),
             stopped: tokio_util::sync::CancellationToken::new(),
         });
@@ -116,14 +116,9 @@ impl Gateway {
         };
         match http::start(self.shared.clone(), secret.clone()).await {
             Ok(endpoint) => {
-                let target = discovery::Target {
-                    url: url_of(endpoint.port),
-                    token: secret.clone(),
-                    pid: std::process::id(),
-                    folder: String::new(),
-                };
-                let files = discovery::write(&self.folders, &target);
-                tracing::info!(url = %target.url, "gateway: serving agents");
+                let files =
+                    discovery::write(&self.folders.lock(), &self::target(endpoint.port, &secret));
+                tracing::info!(url = %url_of(endpoint.port), "gateway: serving agents");
                 *self.running.lock() = Some(Running {
                     endpoint,
                     secret,
@@ -157,10 +152,32 @@ impl Gateway {
         })
     }
 
+    /// The editor's workspace folders changed: the discovery files follow.
+    pub fn set_folders(&self, folders: Vec<PathBuf>) {
+        if let Some(running) = self.running.lock().as_mut() {
+            discovery::remove(&running.files);
+            running.files = discovery::write(
+                &folders,
+                &self::target(running.endpoint.port, &running.secret),
+            );
+        }
+        *self.folders.lock() = folders;
+    }
+
     /// Stops the endpoint for good (the editor went away).
     pub fn stop(&self) {
         self.stopped.cancel();
         self.running.lock().take();
+    }
+}
+
+/// What the discovery files of this sidecar say.
+fn target(port: u16, secret: &str) -> discovery::Target {
+    discovery::Target {
+        url: url_of(port),
+        token: secret.to_string(),
+        pid: std::process::id(),
+        folder: String::new(),
     }
 }
 

@@ -77,14 +77,17 @@ impl Backend {
 
     // The gateway ---------------------------------------------------------------------------
 
-    /// Starts the gateway beside the editor's face: it serves agents while `gateway.enabled`.
-    fn start_gateway(&self) {
-        let folders = self
-            .folders()
+    /// The workspace folders on disk (they key the gateway's discovery files).
+    fn folder_paths(&self) -> Vec<std::path::PathBuf> {
+        self.folders()
             .iter()
             .filter_map(|f| f.uri.to_file_path().ok())
-            .collect();
-        let gateway = Gateway::spawn(self.manager.clone(), folders);
+            .collect()
+    }
+
+    /// Starts the gateway beside the editor's face: it serves agents while `gateway.enabled`.
+    fn start_gateway(&self) {
+        let gateway = Gateway::spawn(self.manager.clone(), self.folder_paths());
         if let Some(old) = self.gateway.lock().replace(gateway) {
             old.stop();
         }
@@ -300,6 +303,9 @@ impl Backend {
             folders.clone()
         };
         self.manager.set_folders(folders);
+        if let Some(gateway) = self.gateway.lock().clone() {
+            gateway.set_folders(self.folder_paths());
+        }
         // Folders bring their own config files.
         self.reconfigure();
     }
