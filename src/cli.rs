@@ -1,5 +1,5 @@
-//! Command-line arguments. Kept by hand: three subcommands and three options do not need a
-//! parser crate.
+//! Command-line arguments. Kept by hand: a few subcommands and options do not need a parser
+//! crate.
 
 use std::path::PathBuf;
 
@@ -21,6 +21,10 @@ pub enum Command {
     Doctor {
         folders: Vec<PathBuf>,
     },
+    /// The stdio MCP server agents launch: a bridge to the gateway of this workspace's sidecar.
+    Gateway {
+        server: Option<String>,
+    },
     Version,
     Help,
 }
@@ -37,6 +41,7 @@ usage: mcp-sidecar [lsp] [--log-file PATH] [--log-level FILTER]
        mcp-sidecar demo-server [--era both|legacy|modern] [--log-level FILTER]
        mcp-sidecar conformance URL [--log-level FILTER]
        mcp-sidecar doctor [FOLDER...]
+       mcp-sidecar gateway [--server NAME] [--log-level FILTER]
        mcp-sidecar --version | --help
 
   lsp           serve the Language Server Protocol on stdin/stdout (default)
@@ -46,6 +51,10 @@ usage: mcp-sidecar [lsp] [--log-file PATH] [--log-level FILTER]
   doctor        check the person's own mcp.json, the workspace files of each FOLDER (default: the
                 current directory), each server's command and the state directory; print what
                 was found (exit 1 = a problem was found)
+  gateway       serve MCP on stdin/stdout to an agent, through the gateway of the sidecar
+                serving this workspace (found through $MCP_SIDECAR_GATEWAY and
+                $MCP_SIDECAR_GATEWAY_TOKEN, else the discovery file of the current directory or
+                a folder above it); --server NAME: that server's tools only, unprefixed
   --version     print the version and the MCP protocol revisions spoken
   --log-file    append logs to PATH instead of stderr (stdout is never used for logs)
   --log-level   RUST_LOG-style filter, e.g. info or mcp_sidecar=debug (default: $MCP_SIDECAR_LOG,
@@ -62,6 +71,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     let mut subcommand: Option<String> = None;
     let mut operand: Option<String> = None;
     let mut folders: Vec<PathBuf> = Vec::new();
+    let mut server: Option<String> = None;
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -80,7 +90,12 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             "--log-file" => parsed.log_file = Some(PathBuf::from(value("--log-file")?)),
             "--log-level" => parsed.log_level = Some(value("--log-level")?),
             "--era" => era = value("--era")?.parse()?,
-            "lsp" | "demo-server" | "conformance" | "doctor" if subcommand.is_none() => {
+            "--server" if subcommand.as_deref() == Some("gateway") => {
+                server = Some(value("--server")?)
+            }
+            "lsp" | "demo-server" | "conformance" | "doctor" | "gateway"
+                if subcommand.is_none() =>
+            {
                 subcommand = Some(arg)
             }
             folder if subcommand.as_deref() == Some("doctor") && !folder.starts_with('-') => {
@@ -104,6 +119,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
             Some("conformance") => Command::Conformance {
                 url: operand.ok_or("conformance needs the server URL")?,
             },
+            Some("gateway") => Command::Gateway { server },
             Some("doctor") => Command::Doctor {
                 folders: if folders.is_empty() {
                     vec![PathBuf::from(".")]
@@ -164,5 +180,16 @@ mod tests {
             }
         );
         assert!(p(&["doctor", "--bogus"]).is_err());
+        assert_eq!(
+            p(&["gateway"]).unwrap().command,
+            Command::Gateway { server: None }
+        );
+        assert_eq!(
+            p(&["gateway", "--server", "demo"]).unwrap().command,
+            Command::Gateway {
+                server: Some("demo".into())
+            }
+        );
+        assert!(p(&["--server", "demo"]).is_err());
     }
 }

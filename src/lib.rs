@@ -9,6 +9,7 @@ pub mod contract;
 pub mod demo;
 pub mod doctor;
 pub mod elicitation;
+pub mod gateway;
 pub mod guard;
 pub mod logging;
 pub mod lsp;

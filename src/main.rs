@@ -49,6 +49,9 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match args.command {
             Command::DemoServer { era } => mcp_sidecar::demo::run_stdio(era).await,
+            Command::Gateway { server } => mcp_sidecar::gateway::bridge::run(server)
+                .await
+                .map_err(anyhow::Error::msg),
             Command::Conformance { url } => {
                 let run =
                     mcp_sidecar::conformance::Run::from_env(url).map_err(anyhow::Error::msg)?;

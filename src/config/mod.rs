@@ -19,7 +19,9 @@ pub use server::{
     OAuthGrant, OAuthSpec, ProtocolPin, RootsFilter, SUPPORTED_VERSIONS, ServerSpec, TransportSpec,
     TrustInfo, resolve_executable,
 };
-pub use settings::{DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, RootsSettings, Settings};
+pub use settings::{
+    DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, RootsSettings, Settings,
+};
 pub use user_file::{UserFile, user_config_path};
 
 use std::collections::{BTreeMap, HashMap};

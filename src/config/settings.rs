@@ -15,6 +15,8 @@ pub struct Settings {
     pub max_restarts: u32,
     pub elicitation: super::elicitation::Settings,
     pub sampling: super::sampling::Settings,
+    /// `gateway`: the agents' face (see `docs/gateway.md`).
+    pub gateway: GatewaySettings,
 }
 
 impl Default for Settings {
@@ -25,6 +27,7 @@ impl Default for Settings {
             max_restarts: 5,
             elicitation: super::elicitation::Settings::default(),
             sampling: super::sampling::Settings::default(),
+            gateway: GatewaySettings::default(),
         }
     }
 }
@@ -36,6 +39,7 @@ const KEYS: &[&str] = &[
     "maxRestarts",
     "elicitation",
     "sampling",
+    "gateway",
 ];
 
 impl Settings {
@@ -70,12 +74,27 @@ impl Settings {
                     "maxMessageBytes" => settings.max_message_bytes = one.max_message_bytes,
                     "maxRestarts" => settings.max_restarts = one.max_restarts,
                     "elicitation" => settings.elicitation = one.elicitation,
+                    "gateway" => settings.gateway = one.gateway,
                     _ => settings.sampling = one.sampling,
                 },
                 Err(message) => errors.push(message),
             }
         }
         (settings, errors)
+    }
+}
+
+/// `gateway`: whether the sidecar serves its servers to agents on a loopback endpoint.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GatewaySettings {
+    /// On unless the person turns it off (loopback only, and every request needs the secret).
+    pub enabled: bool,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        Self { enabled: true }
     }
 }
 

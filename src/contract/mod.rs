@@ -42,6 +42,7 @@ pub const CMD_UNSUBSCRIBE_RESOURCE: &str = "mcp-sidecar.unsubscribeResource";
 pub const CMD_LIST_PROMPTS: &str = "mcp-sidecar.listPrompts";
 pub const CMD_GET_PROMPT: &str = "mcp-sidecar.getPrompt";
 pub const CMD_COMPLETE: &str = "mcp-sidecar.complete";
+pub const CMD_GATEWAY_INFO: &str = "mcp-sidecar.gatewayInfo";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -61,6 +62,7 @@ pub const COMMANDS: &[&str] = &[
     CMD_LIST_PROMPTS,
     CMD_GET_PROMPT,
     CMD_COMPLETE,
+    CMD_GATEWAY_INFO,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -457,3 +459,15 @@ pub fn server_experimental() -> Value {
 
 #[cfg(test)]
 mod tests;
+
+/// `mcp-sidecar.gatewayInfo` result: where agents reach the gateway.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayInfo {
+    /// The Streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`).
+    pub url: String,
+    /// The headers that authenticate to it (`Authorization: Bearer <secret>`).
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The environment under which `mcp-sidecar gateway` finds it.
+    pub env: std::collections::BTreeMap<String, String>,
+}

@@ -21,6 +21,7 @@ use super::gate::{Gate, LONG_OPERATION_CAP};
 use super::reconfigure::{self, ConfigState};
 use crate::config;
 use crate::contract::{self, EditorCapabilities};
+use crate::gateway::Gateway;
 use crate::guard;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
@@ -33,6 +34,8 @@ pub struct Backend {
     events: Mutex<Option<EventReceiver>>,
     config: Arc<ConfigState>,
     reconfig: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
+    /// The agents' face, once the editor is connected (see [`crate::gateway`]).
+    gateway: Arc<Mutex<Option<Arc<Gateway>>>>,
 }
 
 impl Backend {
@@ -46,6 +49,7 @@ impl Backend {
             events: Mutex::new(Some(events)),
             config: Arc::default(),
             reconfig: Mutex::new(None),
+            gateway: Arc::default(),
         }
     }
 
@@ -69,6 +73,53 @@ impl Backend {
 
     fn folders(&self) -> Vec<Folder> {
         self.config.folders.lock().clone()
+    }
+
+    // The gateway ---------------------------------------------------------------------------
+
+    /// The workspace folders on disk (they key the gateway's discovery files).
+    fn folder_paths(&self) -> Vec<std::path::PathBuf> {
+        self.folders()
+            .iter()
+            .filter_map(|f| f.uri.to_file_path().ok())
+            .collect()
+    }
+
+    /// Starts the gateway beside the editor's face: it serves agents while `gateway.enabled`.
+    fn start_gateway(&self) {
+        let gateway = Gateway::spawn(self.manager.clone(), self.folder_paths());
+        if let Some(old) = self.gateway.lock().replace(gateway) {
+            old.stop();
+        }
+    }
+
+    /// Stops the gateway (on `shutdown`).
+    fn stop_gateway(&self) {
+        if let Some(gateway) = self.gateway.lock().take() {
+            gateway.stop();
+        }
+    }
+
+    /// Stops the gateway when called: for when the stream to the editor has ended.
+    pub fn gateway_stopper(&self) -> impl FnOnce() + use<> {
+        let gateway = self.gateway.clone();
+        move || {
+            if let Some(gateway) = gateway.lock().take() {
+                gateway.stop();
+            }
+        }
+    }
+
+    /// `mcp-sidecar.gatewayInfo`.
+    fn gateway_info(&self) -> Result<Option<LspAny>> {
+        let gateway = self.gateway.lock().clone();
+        let info = gateway
+            .ok_or_else(|| {
+                contract::CallError::Refused("the editor has not finished starting".into())
+            })
+            .and_then(|g| g.info())
+            .map_err(commands::to_lsp)?;
+        Ok(serde_json::to_value(info).ok())
     }
 }
 
@@ -136,6 +187,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         request("shutdown", async {
+            self.stop_gateway();
             self.manager.shutdown().await;
             Ok(())
         })
@@ -169,6 +221,9 @@ impl LanguageServer for Backend {
         let method = format!("workspace/executeCommand {}", params.command);
         request(&method, async {
             guard::inject(|| format!("command:{}", params.command));
+            if params.command == contract::CMD_GATEWAY_INFO {
+                return self.gateway_info();
+            }
             let cx = commands::Context {
                 client: &self.client,
                 manager: &self.manager,
@@ -233,6 +288,7 @@ impl Backend {
         );
         let _ = tx.send(());
         *self.reconfig.lock() = Some(tx);
+        self.start_gateway();
     }
 
     async fn did_change_workspace_folders_inner(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -247,6 +303,9 @@ impl Backend {
             folders.clone()
         };
         self.manager.set_folders(folders);
+        if let Some(gateway) = self.gateway.lock().clone() {
+            gateway.set_folders(self.folder_paths());
+        }
         // Folders bring their own config files.
         self.reconfigure();
     }

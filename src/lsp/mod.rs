@@ -23,11 +23,14 @@ where
 {
     crate::guard::init_test_panics();
     let (service, socket) = LspService::new(Backend::new);
-    let manager = service.inner().manager();
+    let backend = service.inner();
+    let manager = backend.manager();
+    let stop_gateway = backend.gateway_stopper();
     Server::new(input, output, socket)
         .concurrency_level(gate::CONCURRENCY_LEVEL)
         .serve(service)
         .await;
+    stop_gateway();
     manager.shutdown().await;
 }
 

@@ -51,6 +51,9 @@ pub type ProgressFn = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
 pub struct Host {
     events: mpsc::UnboundedSender<Event>,
+    /// Counts the events that may change what a face lists (a server's state or its tools), for
+    /// faces other than the editor's, which has `events` to itself.
+    changes: tokio::sync::watch::Sender<u64>,
     roots: RwLock<Vec<Root>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     ui: RwLock<Option<Arc<dyn Prompter>>>,
@@ -140,6 +143,7 @@ impl Host {
         let (tx, rx) = mpsc::unbounded_channel();
         let host = Host {
             events: tx,
+            changes: tokio::sync::watch::Sender::new(0),
             roots: RwLock::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             ui: RwLock::new(None),
@@ -156,8 +160,21 @@ impl Host {
     }
 
     pub fn emit(&self, event: Event) {
+        if matches!(event, Event::Status(_) | Event::ToolsChanged { .. }) {
+            self.changed();
+        }
         // The receiver is gone only while the sidecar shuts down.
         let _ = self.events.send(event);
+    }
+
+    /// Tells the watchers of [`Host::changes`] that what the servers offer may have changed.
+    pub fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver that sees a new value whenever a server's state or tools may have changed.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// A server's own log message, rate-limited per server: at most [`flood::PER_SECOND`] a

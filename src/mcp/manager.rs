@@ -49,6 +49,8 @@ struct Inner {
     settings: Settings,
     folders: Vec<Folder>,
     slots: BTreeMap<String, Arc<Slot>>,
+    /// A configuration has been applied (the settings are the person's, not the defaults).
+    applied: bool,
 }
 
 impl Manager {
@@ -95,6 +97,7 @@ impl Manager {
                 });
             }
             inner.settings = resolved.settings;
+            inner.applied = true;
             let limits = Limits {
                 max_message_bytes: inner.settings.max_message_bytes,
                 max_restarts: inner.settings.max_restarts,
@@ -209,6 +212,7 @@ impl Manager {
         for slot in retired {
             tokio::spawn(async move { slot.stop(true).await });
         }
+        self.host.changed();
         asks
     }
 
@@ -377,6 +381,17 @@ impl Manager {
             }
         }
         Ok(out)
+    }
+
+    /// The tools of one server, or of every running server, as the servers listed them.
+    pub async fn server_tools(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<(String, Arc<Vec<rmcp::model::Tool>>)>, CallError> {
+        self.across(server, "tools", async |name, connection| {
+            Ok(vec![(name.to_owned(), connection.tools().await?)])
+        })
+        .await
     }
 
     pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {

@@ -121,6 +121,7 @@ fn params_fields_are_documented() {
     fields_documented::<CallToolArgs>(CMD_CALL_TOOL);
     fields_documented::<RestartServerArgs>(CMD_RESTART_SERVER);
     fields_documented::<ListToolsArgs>(CMD_LIST_TOOLS);
+    fields_documented::<GatewayInfo>(CMD_GATEWAY_INFO);
 }
 
 #[test]
@@ -149,6 +150,7 @@ fn examples_match_the_rust_types() {
     round_trips::<Vec<ToolSummary>>("listTools.result");
     round_trips::<CallToolArgs>("callTool.argument");
     round_trips::<RestartServerArgs>("restartServer.argument");
+    round_trips::<GatewayInfo>("gatewayInfo.result");
 }
 
 // The editors ------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
     editor
 }
 
-fn booking_script() -> Vec<(&'static str, Value)> {
+/// The answers to the demo's `book_trip` form (also used by the gateway's tests).
+pub(crate) fn booking_script() -> Vec<(&'static str, Value)> {
     vec![
         (INPUT, json!({"value": "Ada Lovelace"})),
         (INPUT, json!({"value": "ada@example.com"})),

@@ -1,5 +1,6 @@
 //! Holds the code to the layering of `docs/architecture.md`: a module names only modules of a
-//! lower layer (or its own), rmcp types stay in `mcp` and `demo`, tower-lsp-server's in `lsp`.
+//! lower layer (or its own), rmcp types stay in `mcp`, `demo` and `gateway` (its server side),
+//! tower-lsp-server's in `lsp`.
 //! Read from the source text (`crate::name` paths outside comments), so it needs no build.
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &["auth"],
     // 4
     &["mcp"],
-    // 5
+    // 5: the gateway (agents' face) is started by the editor's face, so it comes first
+    &["gateway"],
     &["lsp"],
     // 6
     &["conformance", "demo", "doctor"],
@@ -32,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// External crates only some modules may name.
 const CONFINED: &[(&str, &[&str])] = &[
-    ("rmcp", &["mcp", "demo"]),
+    ("rmcp", &["mcp", "demo", "gateway"]),
     ("tower_lsp_server", &["lsp", "main"]),
 ];
 

@@ -9,6 +9,7 @@ mod contract_docs;
 mod elicitation;
 mod faults;
 mod floods;
+mod gateway;
 mod hostile;
 mod http;
 mod interop;

@@ -29,6 +29,7 @@ export const CMD_UNSUBSCRIBE_RESOURCE = 'mcp-sidecar.unsubscribeResource';
 export const CMD_LIST_PROMPTS = 'mcp-sidecar.listPrompts';
 export const CMD_GET_PROMPT = 'mcp-sidecar.getPrompt';
 export const CMD_COMPLETE = 'mcp-sidecar.complete';
+export const CMD_GATEWAY_INFO = 'mcp-sidecar.gatewayInfo';
 
 /** The extension's commands (package.json) that send each sidecar command. */
 export const OFFERED_COMMANDS: Record<string, string[]> = {
@@ -54,6 +55,7 @@ export const NOT_OFFERED: Record<string, string> = {
   [CMD_LIST_PROMPTS]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
   [CMD_GET_PROMPT]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
   [CMD_COMPLETE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
+  [CMD_GATEWAY_INFO]: 'phase 2 of the gateway (issue 14): the terminal environment and the agent configuration snippets',
 };
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */

@@ -491,7 +491,7 @@ pub fn in_process() -> Arc<TestEditor> {
     TestEditor::new(er, ew)
 }
 
-/// Points XDG_CONFIG_HOME and XDG_STATE_HOME at empty folders so a developer's own config,
+/// Points XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR at empty folders so a developer's own config,
 /// trust decisions and sampling log never leak in (nor out). Every in-process test of the one
 /// test binary shares them.
 pub fn isolate_user_config() {
@@ -502,6 +502,8 @@ pub fn isolate_user_config() {
         unsafe {
             std::env::set_var("XDG_CONFIG_HOME", dir.path().join("config"));
             std::env::set_var("XDG_STATE_HOME", dir.path().join("state"));
+            // The gateway's discovery files.
+            std::env::set_var("XDG_RUNTIME_DIR", dir.path().join("run"));
         }
         dir
     });

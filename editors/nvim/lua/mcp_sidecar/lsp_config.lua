@@ -30,6 +30,7 @@ M.not_offered = {
   ['mcp-sidecar.listPrompts'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
   ['mcp-sidecar.getPrompt'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
   ['mcp-sidecar.complete'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
+  ['mcp-sidecar.gatewayInfo'] = 'phase 2 of the gateway (issue 14): :terminal environment and :Mcp gateway snippets',
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
 }
 

@@ -1,0 +1,398 @@
+//! The endpoint: HTTP/1.1 on 127.0.0.1 at a random port (hyper's server), in front of rmcp's
+//! Streamable HTTP service. Every request is checked before anything else sees it, in this order:
+//! `Host` must name a loopback host (DNS rebinding), an `Origin`, when sent, must be a loopback
+//! origin (403 otherwise), and `Authorization: Bearer <secret>` must carry this session's secret
+//! (401 without it, 403 with another; compared in constant time).
+//!
+//! Paths: `/mcp` (every server's tools, prefixed), `/mcp/<server>` (one server, unprefixed), and
+//! `/stdio`, `/stdio/<server>`: an `Upgrade: mcp-stdio` tunnel after which the connection carries
+//! newline-delimited JSON-RPC, as stdio does (what `mcp-sidecar gateway` bridges to).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::server::{GatewayServer, Scope, Shared};
+
+/// The `Upgrade` protocol of the stdio tunnel.
+pub const TUNNEL_PROTOCOL: &str = "mcp-stdio";
+
+type Body = BoxBody<Bytes, Infallible>;
+type Service = StreamableHttpService<GatewayServer, LocalSessionManager>;
+
+struct State {
+    shared: Arc<Shared>,
+    secret: String,
+    cancel: CancellationToken,
+    services: Mutex<HashMap<Scope, Service>>,
+}
+
+/// The running endpoint; dropping it stops it (open sessions end).
+pub struct Endpoint {
+    pub port: u16,
+    cancel: CancellationToken,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Binds 127.0.0.1 at a random port and serves until the [`Endpoint`] is dropped.
+pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpoint> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let port = listener.local_addr()?.port();
+    let cancel = CancellationToken::new();
+    let state = Arc::new(State {
+        shared,
+        secret,
+        cancel: cancel.clone(),
+        services: Mutex::default(),
+    });
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = state.cancel.cancelled() => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("gateway: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let state = state.clone();
+            tokio::spawn(async move {
+                let cancel = state.cancel.clone();
+                let service = hyper::service::service_fn(move |request| {
+                    let state = state.clone();
+                    async move { Ok::<_, Infallible>(state.handle(request).await) }
+                });
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades();
+                tokio::pin!(connection);
+                tokio::select! {
+                    outcome = connection.as_mut() => {
+                        if let Err(e) = outcome {
+                            tracing::debug!("gateway: connection ended: {e}");
+                        }
+                    }
+                    _ = cancel.cancelled() => {}
+                }
+            });
+        }
+    });
+    Ok(Endpoint { port, cancel })
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// Whether `host` (without a port) names this machine's loopback interface.
+fn loopback(host: &str) -> bool {
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1")
+}
+
+/// The host of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`).
+fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// Equal in constant time for equal lengths (the secret's length is not secret).
+fn same_secret(given: &[u8], secret: &[u8]) -> bool {
+    given.len() == secret.len()
+        && given
+            .iter()
+            .zip(secret)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// The checks every request passes first: `Err` is the refusal's status and text.
+pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), (StatusCode, &'static str)> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .ok_or((StatusCode::BAD_REQUEST, "Bad Request: no Host header"))?;
+    if !loopback(host_of(host)) {
+        return Err((
+            StatusCode::FORBIDDEN,
+            "Forbidden: the gateway answers only requests for a loopback host",
+        ));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .ok()
+            .and_then(|o| url::Url::parse(o).ok())
+            .is_some_and(|url| {
+                matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(loopback)
+            });
+        if !allowed {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "Forbidden: requests from web pages of other origins are refused",
+            ));
+        }
+    }
+    let Some(authorization) = headers.get(header::AUTHORIZATION) else {
+        return Err((
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: send the secret of mcp-sidecar.gatewayInfo as Authorization: Bearer <secret>",
+        ));
+    };
+    let given = authorization
+        .as_bytes()
+        .strip_prefix(b"Bearer ")
+        .unwrap_or_default();
+    if !same_secret(given, secret.as_bytes()) {
+        return Err((
+            StatusCode::FORBIDDEN,
+            "Forbidden: not this gateway's secret (it changes each time the editor starts the sidecar)",
+        ));
+    }
+    Ok(())
+}
+
+/// A refusal of [`check`] as the response.
+fn refusal(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = plain(status, text);
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer realm=\"mcp-sidecar gateway\""),
+        );
+    }
+    response
+}
+
+/// Decodes `%XX` escapes of one path segment.
+fn decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `(tunnel, scope)` of a path, `None` for any other path.
+fn route(path: &str) -> Option<(bool, Scope)> {
+    let path = path.trim_end_matches('/');
+    let (tunnel, rest) = if let Some(rest) = path.strip_prefix("/mcp") {
+        (false, rest)
+    } else if let Some(rest) = path.strip_prefix("/stdio") {
+        (true, rest)
+    } else {
+        return None;
+    };
+    match rest.strip_prefix('/') {
+        None if rest.is_empty() => Some((tunnel, Scope::All)),
+        Some(name) if !name.is_empty() && !name.contains('/') => {
+            Some((tunnel, Scope::One(decode(name)?)))
+        }
+        _ => None,
+    }
+}
+
+impl State {
+    async fn handle(self: Arc<Self>, mut request: Request<Incoming>) -> Response<Body> {
+        if let Err((status, text)) = check(request.headers(), &self.secret) {
+            return refusal(status, text);
+        }
+        let Some((tunnel, scope)) = route(request.uri().path()) else {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "Not Found: the gateway serves /mcp and /mcp/<server>",
+            );
+        };
+        if !tunnel {
+            let service = self.service(&scope);
+            return service.handle(request).await;
+        }
+        let upgrade = request
+            .headers()
+            .get(header::UPGRADE)
+            .and_then(|u| u.to_str().ok())
+            .is_some_and(|u| u.eq_ignore_ascii_case(TUNNEL_PROTOCOL));
+        if !upgrade {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: /stdio needs Upgrade: mcp-stdio (it is what `mcp-sidecar gateway` uses)",
+            );
+        }
+        let shared = self.shared.clone();
+        let cancel = self.cancel.clone();
+        let upgraded = hyper::upgrade::on(&mut request);
+        tokio::spawn(async move {
+            let io = match upgraded.await {
+                Ok(io) => TokioIo::new(io),
+                Err(e) => {
+                    tracing::debug!("gateway: the tunnel did not open: {e}");
+                    return;
+                }
+            };
+            let (read, write) = tokio::io::split(io);
+            tokio::select! {
+                _ = super::server::serve_stream(shared, scope, read, write) => {}
+                _ = cancel.cancelled() => {}
+            }
+        });
+        let mut response = Response::new(Full::new(Bytes::new()).boxed());
+        *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        response.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("upgrade"),
+        );
+        response.headers_mut().insert(
+            header::UPGRADE,
+            header::HeaderValue::from_static(TUNNEL_PROTOCOL),
+        );
+        response
+    }
+
+    /// The Streamable HTTP service of a scope (made on first use; each has its own sessions).
+    fn service(&self, scope: &Scope) -> Service {
+        let mut services = self.services.lock();
+        services
+            .entry(scope.clone())
+            .or_insert_with(|| {
+                let shared = self.shared.clone();
+                let scope = scope.clone();
+                // Host and Origin are checked above, for every path.
+                let config = StreamableHttpServerConfig::default()
+                    .disable_allowed_hosts()
+                    .with_cancellation_token(self.cancel.child_token());
+                StreamableHttpService::new(
+                    move || Ok(GatewayServer::new(shared.clone(), scope.clone())),
+                    Arc::new(LocalSessionManager::default()),
+                    config,
+                )
+            })
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    fn status(pairs: &[(&'static str, &str)]) -> u16 {
+        match check(&headers(pairs), "s3cret") {
+            Ok(()) => 200,
+            Err((status, _)) => status.as_u16(),
+        }
+    }
+
+    #[test]
+    fn refuses_what_it_must() {
+        let ok = [
+            ("host", "127.0.0.1:4000"),
+            ("authorization", "Bearer s3cret"),
+        ];
+        assert_eq!(status(&ok), 200);
+        assert_eq!(status(&[("host", "127.0.0.1:4000")]), 401);
+        assert_eq!(
+            status(&[("host", "localhost:1"), ("authorization", "Bearer s3creT")]),
+            403
+        );
+        assert_eq!(
+            status(&[("host", "[::1]:1"), ("authorization", "s3cret")]),
+            403
+        );
+        assert_eq!(
+            status(&[
+                ("host", "evil.example:4000"),
+                ("authorization", "Bearer s3cret")
+            ]),
+            403
+        );
+        assert_eq!(
+            status(&[
+                ("host", "127.0.0.1:4000"),
+                ("origin", "https://evil.example"),
+                ("authorization", "Bearer s3cret")
+            ]),
+            403
+        );
+        assert_eq!(
+            status(&[
+                ("host", "127.0.0.1:4000"),
+                ("origin", "http://localhost:5173"),
+                ("authorization", "Bearer s3cret")
+            ]),
+            200
+        );
+        assert_eq!(
+            status(&[
+                ("host", "127.0.0.1"),
+                ("origin", "null"),
+                ("authorization", "Bearer s3cret")
+            ]),
+            403
+        );
+        assert_eq!(status(&[("authorization", "Bearer s3cret")]), 400);
+    }
+
+    #[test]
+    fn routes_paths() {
+        assert_eq!(route("/mcp"), Some((false, Scope::All)));
+        assert_eq!(route("/mcp/"), Some((false, Scope::All)));
+        assert_eq!(
+            route("/mcp/my%20db"),
+            Some((false, Scope::One("my db".into())))
+        );
+        assert_eq!(
+            route("/stdio/demo"),
+            Some((true, Scope::One("demo".into())))
+        );
+        assert_eq!(route("/stdio"), Some((true, Scope::All)));
+        assert_eq!(route("/mcpx"), None);
+        assert_eq!(route("/mcp/a/b"), None);
+        assert_eq!(route("/"), None);
+    }
+}
