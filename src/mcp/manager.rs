@@ -506,6 +506,18 @@ impl Manager {
         self.running(server)?.complete(params).await
     }
 
+    /// Sees a new value whenever servers start or stop, change state or change their tools,
+    /// and when a configuration was applied (for the gateway's `tools/list_changed`).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.host.changes()
+    }
+
+    /// The `gateway` settings last applied; `None` before the first configuration.
+    pub fn gateway_settings(&self) -> Option<crate::config::GatewaySettings> {
+        let inner = self.inner();
+        inner.applied.then(|| inner.settings.gateway.clone())
+    }
+
     /// Runs a tool to completion and returns the MCP `CallToolResult` as JSON.
     pub async fn call_tool(
         &self,
