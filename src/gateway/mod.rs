@@ -27,7 +27,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::contract::{CallError, GatewayInfo};
-use crate::mcp::Manager;
+use crate::mcp::{LogLevel, Manager};
 
 pub use names::exposed as exposed_name;
 
@@ -41,6 +41,9 @@ pub struct Gateway {
     folders: Mutex<Vec<PathBuf>>,
     running: Mutex<Option<Running>>,
     stopped: tokio_util::sync::CancellationToken,
+    manager: Arc<Manager>,
+    /// The setting last followed: each change is told in the editor's log once.
+    followed: Mutex<Option<bool>>,
 }
 
 struct Running {
@@ -70,6 +73,8 @@ impl Gateway {
             folders: Mutex::new(folders),
             running: Mutex::new(None),
             stopped: tokio_util::sync::CancellationToken::new(),
+            manager: manager.clone(),
+            followed: Mutex::new(None),
         });
         let this = gateway.clone();
         tokio::spawn(async move {
@@ -99,6 +104,13 @@ impl Gateway {
 
     /// Starts or stops the endpoint to match the setting.
     async fn follow(&self, enabled: bool) {
+        let changed = self.followed.lock().replace(enabled) != Some(enabled);
+        if changed && !enabled {
+            self.manager.log(
+                LogLevel::Info,
+                "gateway: off (gateway.enabled is false)".into(),
+            );
+        }
         if enabled == self.running.lock().is_some() || self.stopped.is_cancelled() {
             return;
         }
@@ -119,11 +131,15 @@ impl Gateway {
                 let files =
                     discovery::write(&self.folders.lock(), &self::target(endpoint.port, &secret));
                 tracing::info!(url = %url_of(endpoint.port), "gateway: serving agents");
+                let url = url_of(endpoint.port);
                 *self.running.lock() = Some(Running {
                     endpoint,
                     secret,
                     files,
                 });
+                // After `running` is set: whoever sees this line gets `gatewayInfo`.
+                self.manager
+                    .log(LogLevel::Info, format!("gateway: serving agents at {url}"));
             }
             Err(e) => tracing::error!("gateway: cannot listen on 127.0.0.1: {e}"),
         }

@@ -226,6 +226,11 @@ impl Manager {
     }
 
     /// The editor's UI, known once `initialize` has declared it (before any server starts).
+    /// A line for the editor's log (`window/logMessage`).
+    pub fn log(&self, level: LogLevel, message: String) {
+        self.host.emit(Event::Log { level, message });
+    }
+
     pub fn set_ui(&self, ui: Arc<dyn crate::ui::Prompter>) {
         self.host.set_ui(ui);
     }

@@ -23,25 +23,25 @@ async fn start(folder: &Path, servers: Value) -> (std::sync::Arc<TestEditor>, Va
     for name in servers.as_object().unwrap().keys() {
         editor.wait_status(mark, name, "running").await;
     }
-    let info = gateway_info(&editor).await;
+    let info = gateway_info(&editor, mark).await;
     (editor, info)
 }
 
-async fn gateway_info(editor: &TestEditor) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let response = editor
-            .command_response("mcp-sidecar.gatewayInfo", json!({}))
-            .await;
-        if response.get("error").is_none() {
-            return response["result"].clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the gateway did not start: {response}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// `mcp-sidecar.gatewayInfo`, once the sidecar said (after `mark`) that the gateway serves.
+async fn gateway_info(editor: &TestEditor, mark: usize) -> Value {
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("gateway: serving agents at "))
+        })
+        .await;
+    let response = editor
+        .command_response("mcp-sidecar.gatewayInfo", json!({}))
+        .await;
+    assert!(response.get("error").is_none(), "{response}");
+    response["result"].clone()
 }
 
 fn token(info: &Value) -> String {
@@ -251,6 +251,7 @@ async fn the_endpoint_refuses_without_the_secret_and_from_other_origins() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_info_is_refused_when_the_gateway_is_off() {
     let editor = in_process();
+    let mark = editor.mark();
     editor
         .initialize(
             &[],
@@ -258,8 +259,11 @@ async fn gateway_info_is_refused_when_the_gateway_is_off() {
             full_ui(),
         )
         .await;
-    editor.settled().await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    editor
+        .wait_notification(mark, |n| {
+            n["params"]["message"] == "gateway: off (gateway.enabled is false)"
+        })
+        .await;
     let response = editor
         .command_response("mcp-sidecar.gatewayInfo", json!({}))
         .await;
