@@ -20,7 +20,8 @@ pub use server::{
     TrustInfo, resolve_executable,
 };
 pub use settings::{
-    DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, RootsSettings, Settings,
+    DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, Questions, RootsSettings,
+    Settings,
 };
 pub use user_file::{UserFile, user_config_path};
 

@@ -90,12 +90,30 @@ impl Settings {
 pub struct GatewaySettings {
     /// On unless the person turns it off (loopback only, and every request needs the secret).
     pub enabled: bool,
+    /// Who answers a server's questions during an agent's call.
+    pub questions: Questions,
 }
 
 impl Default for GatewaySettings {
     fn default() -> Self {
-        Self { enabled: true }
+        Self {
+            enabled: true,
+            questions: Questions::Editor,
+        }
     }
+}
+
+/// `gateway.questions`: where a server's elicitation and sampling requests go during an agent's
+/// call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Questions {
+    /// The person, in the editor (with the editor's policies), saying which agent asks.
+    #[default]
+    Editor,
+    /// The agent itself, when it declared the capability (elicitation, sampling); the editor
+    /// otherwise.
+    Agent,
 }
 
 /// `roots`: how workspace folders become MCP roots.

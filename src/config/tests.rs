@@ -145,6 +145,22 @@ fn bad_top_level_settings_are_reported_and_defaults_kept() {
 }
 
 #[test]
+fn gateway_questions_go_to_the_editor_unless_set_to_agent() {
+    let (resolved, errors) = resolve(&[editor(json!({"gateway": {"enabled": true}}))]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(resolved.settings.gateway.questions, Questions::Editor);
+    let (resolved, _) = resolve(&[editor(json!({"gateway": {"questions": "agent"}}))]);
+    assert_eq!(resolved.settings.gateway.questions, Questions::Agent);
+    assert!(resolved.settings.gateway.enabled);
+    let (resolved, errors) = resolve(&[editor(json!({"gateway": {"questions": "nobody"}}))]);
+    assert!(
+        errors.len() == 1 && errors[0].message.contains("gateway"),
+        "{errors:?}"
+    );
+    assert_eq!(resolved.settings.gateway, GatewaySettings::default());
+}
+
+#[test]
 fn user_file_errors_name_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mcp.json");
