@@ -34,6 +34,70 @@ pub trait Prompter: Send + Sync {
     /// Opens a local file in the editor (`window/showDocument`, not external).
     fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool>;
     fn show_message(&self, level: Level, message: String);
+    /// Who the question is asked for, when not the editor itself: the agent whose call (through
+    /// the gateway) made the server ask. Every prompt's title says it ([`who`], [`title`]).
+    fn requester(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// Who asks, as prompts name it: the server, or "<agent> via the gateway → <server>".
+pub fn who(ui: &dyn Prompter, server: &str) -> String {
+    match ui.requester() {
+        Some(agent) => format!("{agent} via the gateway → {server}"),
+        None => server.to_string(),
+    }
+}
+
+/// A prompt's title: "<server>: <text>", or "<agent> via the gateway → <server> asks: <text>".
+pub fn title(ui: &dyn Prompter, server: &str, text: &str) -> String {
+    match ui.requester() {
+        Some(_) => format!("{} asks: {text}", who(ui, server)),
+        None => format!("{server}: {text}"),
+    }
+}
+
+/// The editor's UI, asking on behalf of an agent when `agent` is set (see
+/// [`Prompter::requester`]).
+pub struct Via<'a> {
+    pub inner: &'a dyn Prompter,
+    pub agent: Option<&'a str>,
+}
+
+impl Prompter for Via<'_> {
+    fn capabilities(&self) -> EditorCapabilities {
+        self.inner.capabilities()
+    }
+    fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
+        self.inner.input_box(params)
+    }
+    fn quick_pick(&self, params: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
+        self.inner.quick_pick(params)
+    }
+    fn edit_draft(&self, params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
+        self.inner.edit_draft(params)
+    }
+    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
+        self.inner.open_external(url)
+    }
+    fn clipboard(&self, text: String) {
+        self.inner.clipboard(text);
+    }
+    fn language_model(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+        self.inner.language_model(params)
+    }
+    fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
+        self.inner.show_file(path)
+    }
+    fn show_message(&self, level: Level, message: String) {
+        self.inner.show_message(level, message);
+    }
+    fn requester(&self) -> Option<&str> {
+        self.agent.or_else(|| self.inner.requester())
+    }
 }
 
 /// No editor at all (the headless conformance client): nothing can be shown, every prompt reads

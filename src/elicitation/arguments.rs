@@ -34,7 +34,7 @@ pub async fn ask(
         let message = format!("arguments for {tool}");
         let cx = flow::Context {
             server,
-            message: &message,
+            title: crate::ui::title(ui, server, &message),
         };
         return match flow::run(ui, &cx, &form, schema).await {
             Outcome::Accept(content) => Ok(content.unwrap_or_default()),

@@ -16,12 +16,13 @@ use crate::ui::Prompter;
 /// Who asks and why, shown on every prompt.
 pub struct Context<'a> {
     pub server: &'a str,
-    pub message: &'a str,
+    /// "<server>: <message>", or with the agent that asks through the gateway ([`crate::ui::title`]).
+    pub title: String,
 }
 
 impl Context<'_> {
     fn title(&self) -> String {
-        format!("{}: {}", self.server, self.message)
+        self.title.clone()
     }
 }
 

@@ -116,7 +116,7 @@ pub async fn elicit(
         (Request::Form { schema, .. }, Some(form)) => {
             let cx = flow::Context {
                 server,
-                message: &message,
+                title: crate::ui::title(&ui, server, &message),
             };
             flow::run(&ui, &cx, &form, schema).await
         }
@@ -178,6 +178,9 @@ impl Prompter for Idle<'_> {
     }
     fn show_message(&self, level: Level, message: String) {
         self.inner.show_message(level, message);
+    }
+    fn requester(&self) -> Option<&str> {
+        self.inner.requester()
     }
 }
 

@@ -53,7 +53,7 @@ where
     let completed = completion(&ids);
     let asked = ui.quick_pick(QuickPickParams {
         server: Some(server.to_string()),
-        title: format!("{server}: finish in the browser, then retry"),
+        title: crate::ui::title(ui, server, "finish in the browser, then retry"),
         placeholder: Some(
             "The call is retried when you choose, or when the server says the step is done".into(),
         ),

@@ -108,7 +108,7 @@ pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> O
         let picked = ui
             .quick_pick(QuickPickParams {
                 server: Some(server.to_string()),
-                title: format!("{server}: {message}"),
+                title: crate::ui::title(ui, server, message),
                 placeholder: Some(format!("{server} wants to open {raw}")),
                 items,
                 ..Default::default()

@@ -135,6 +135,7 @@ where
         sampling: spec.sampling,
         refresh: Default::default(),
         lists: Default::default(),
+        calls: Default::default(),
     });
     // The time a person spends signing in is not the server's: the deadline waits for it.
     let clock = handler.host.clock(&spec.name);
@@ -468,6 +469,8 @@ impl Connection {
             meta.set_log_level(SERVER_LOG_LEVEL);
             params.set_meta(meta);
         }
+        let asker = super::requester::Asker::of(super::requester::current());
+        let _open = self.handler.calls.enter(asker.agent.clone());
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
             let result = match self.send(params.clone().request(), progress.clone()).await {
@@ -480,7 +483,7 @@ impl Connection {
                     ..
                 }) if !self.modern && url_retries < 3 => {
                     url_retries += 1;
-                    if self.handler.url_required(&data).await {
+                    if self.handler.url_required(&data, &asker).await {
                         continue;
                     }
                     return Err(CallError::Refused(format!(
@@ -515,7 +518,7 @@ impl Connection {
             for (key, request) in requests {
                 let answer = self
                     .handler
-                    .answer_input(&key, request)
+                    .answer_input(&key, request, &asker)
                     .await
                     .map_err(CallError::Refused)?;
                 responses.insert(key, answer);

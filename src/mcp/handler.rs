@@ -19,8 +19,9 @@ use serde_json::Value;
 
 use super::CLIENT_NAME;
 use super::flood;
-use super::host::{Event, Host, LogLevel, ProgressUpdate};
+use super::host::{Event, Host, LogLevel, Observed, ProgressUpdate};
 use super::raw;
+use super::requester::{Asker, Calls};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
 use crate::guard;
@@ -47,6 +48,8 @@ pub struct Handler {
     pub sampling: sampling::Policy,
     pub refresh: Arc<flood::ToolsRefresh>,
     pub lists: Arc<Lists>,
+    /// The calls open on this connection, with who made each (see [`super::requester`]).
+    pub calls: Arc<Calls>,
 }
 
 /// The answer to one input request, or the reason the whole call must end.
@@ -91,8 +94,8 @@ impl Handler {
     /// Answers one 2026-07-28 input request. Roots are answered at once; questions this sidecar
     /// has not declared are refused the way the spec asks (no retry). A panic while answering
     /// (a bug) ends the call with an error naming the server, not the sidecar.
-    pub async fn answer_input(&self, key: &str, request: InputRequest) -> Answer {
-        guard::catch(self.answer_input_inner(key, request))
+    pub async fn answer_input(&self, key: &str, request: InputRequest, asker: &Asker) -> Answer {
+        guard::catch(self.answer_input_inner(key, request, asker))
             .await
             .unwrap_or_else(|panic| Err(self.panicked(&format!("input request \"{key}\""), &panic)))
     }
@@ -109,7 +112,7 @@ impl Handler {
         message
     }
 
-    async fn answer_input_inner(&self, key: &str, request: InputRequest) -> Answer {
+    async fn answer_input_inner(&self, key: &str, request: InputRequest, asker: &Asker) -> Answer {
         match request {
             InputRequest::ListRoots(_) => {
                 if !self.roots_declared() {
@@ -123,7 +126,7 @@ impl Handler {
                 // A question that cannot be shown is declined (2026-07-28 has no error channel).
                 let meta = request.extensions.get::<RequestMetaObject>();
                 let result = self
-                    .elicit(request.params, meta)
+                    .elicit(request.params, meta, asker)
                     .await
                     .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 serde_json::to_value(result).map_err(|e| e.to_string())
@@ -137,12 +140,14 @@ impl Handler {
                 let meta = request.extensions.get::<RequestMetaObject>();
                 let raw = raw::sampling_params(meta, &request.params);
                 // A refusal ends the call: 2026-07-28 has no way to say no but not retrying.
-                self.sample(raw).await.map_err(|refusal| {
-                    format!(
-                        "{} asked for a model answer and it was refused: {refusal}",
-                        self.server
-                    )
-                })
+                self.sample(raw, &request.params, asker)
+                    .await
+                    .map_err(|refusal| {
+                        format!(
+                            "{} asked for a model answer and it was refused: {refusal}",
+                            self.server
+                        )
+                    })
             }
             _ => Err(format!(
                 "the server sent an input request of an unknown kind (\"{key}\")"
@@ -152,30 +157,50 @@ impl Handler {
 
     /// `-32042` on a legacy call: the browser steps the error names, through the retry flow
     /// (`elicitation::retry`). True = retry the call.
-    pub async fn url_required(&self, data: &Value) -> bool {
+    pub async fn url_required(&self, data: &Value, asker: &Asker) -> bool {
         let Some(ui) = self.host.ui() else {
             return false;
         };
+        let ui = asker.ui(ui.as_ref());
+        let _answering = asker.person_answering();
         elicitation::retry::after_browser(
-            ui.as_ref(),
+            &ui,
             &self.server,
             &browser_steps(data),
-            |request| self.ask(request),
+            |request| self.ask(request, asker),
             |ids| self.host.any_completion(&self.server, ids),
         )
         .await
     }
 
-    /// One sampling exchange through the drafts and the configured provider.
-    async fn sample(&self, raw: Value) -> Result<Value, sampling::Refusal> {
+    /// One sampling exchange: by the agent that asks, when it answers questions itself; else
+    /// through the drafts and the configured provider.
+    async fn sample(
+        &self,
+        raw: Value,
+        params: &CreateMessageRequestParams,
+        asker: &Asker,
+    ) -> Result<Value, sampling::Refusal> {
+        if let Some(agent) = &asker.agent
+            && let Some(answers) = agent.answers.as_ref().filter(|a| a.samples())
+        {
+            tracing::info!(server = %self.server, agent = %agent.name, "a sampling request goes to the agent");
+            let result = answers.sample(params.clone()).await.map_err(|e| {
+                sampling::Refusal::Provider(format!("the agent {} did not answer: {e}", agent.name))
+            })?;
+            return serde_json::to_value(result)
+                .map_err(|e| sampling::Refusal::Invalid(e.to_string()));
+        }
         let Some(ui) = self.host.ui() else {
             return Err(sampling::Refusal::Person("no editor is attached".into()));
         };
         let _busy = self.host.clock(&self.server).busy();
+        let _answering = asker.person_answering();
         let applied = self.host.sampling();
         let provider = applied.provider(ui.as_ref());
+        let ui = asker.ui(ui.as_ref());
         let exchange = sampling::Exchange {
-            ui: ui.as_ref(),
+            ui: &ui,
             provider: provider.as_ref(),
             server: &self.server,
             policy: self.sampling,
@@ -191,7 +216,19 @@ impl Handler {
         &self,
         params: ElicitRequestParams,
         context_meta: Option<&RequestMetaObject>,
+        asker: &Asker,
     ) -> Result<ElicitResult, elicitation::Unsupported> {
+        let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
+        if self.elicitation == Policy::Ask
+            && let Some(agent) = &asker.agent
+            && let Some(answers) = agent.answers.as_ref().filter(|a| a.elicits(url))
+        {
+            tracing::info!(server = %self.server, agent = %agent.name, "a question goes to the agent");
+            return Ok(answers.elicit(params).await.unwrap_or_else(|e| {
+                tracing::info!(server = %self.server, agent = %agent.name, "the agent did not answer the question ({e}); cancelled");
+                ElicitResult::new(ElicitationAction::Cancel)
+            }));
+        }
         let request = match params {
             ElicitRequestParams::FormElicitationParams {
                 message,
@@ -211,7 +248,7 @@ impl Handler {
                 });
             }
         };
-        Ok(match self.ask(request).await? {
+        Ok(match self.ask(request, asker).await? {
             elicitation::Outcome::Accept(content) => {
                 let result = ElicitResult::new(ElicitationAction::Accept);
                 match content {
@@ -229,15 +266,18 @@ impl Handler {
     async fn ask(
         &self,
         request: elicitation::Request,
+        asker: &Asker,
     ) -> Result<elicitation::Outcome, elicitation::Unsupported> {
         guard::inject(|| format!("elicitation:{}", self.server));
         let Some(ui) = self.host.ui() else {
             return Ok(elicitation::Outcome::Cancel);
         };
         let _busy = self.host.clock(&self.server).busy();
+        let _answering = asker.person_answering();
         let settings = self.host.elicitation_settings();
+        let ui = asker.ui(ui.as_ref());
         let outcome = elicitation::elicit(
-            ui.as_ref(),
+            &ui,
             &self.server,
             self.elicitation,
             &settings,
@@ -336,8 +376,9 @@ impl ClientHandler for Handler {
                     rmcp::model::ElicitationCreateRequestMethod,
                 >());
             }
+            let asker = self.calls.unrelated();
             tokio::select! {
-                result = self.elicit(request, Some(&context.meta)) => result.map_err(|e| {
+                result = self.elicit(request, Some(&context.meta), &asker) => result.map_err(|e| {
                     ErrorData::invalid_params(format!("unsupported elicitation schema: {e}"), None)
                 }),
                 _ = context.ct.cancelled() => {
@@ -369,8 +410,9 @@ impl ClientHandler for Handler {
                 >());
             }
             let raw = raw::sampling_params(Some(&context.meta), &params);
+            let asker = self.calls.unrelated();
             let answer = tokio::select! {
-                answer = self.sample(raw) => answer,
+                answer = self.sample(raw, &params, &asker) => answer,
                 _ = context.ct.cancelled() => Err(sampling::Refusal::Person("the server cancelled its request".into())),
             };
             match answer {
@@ -431,6 +473,12 @@ impl ClientHandler for Handler {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+        self.host.observed(Observed::Log {
+            server: self.server.to_string(),
+            level: params.level,
+            logger: params.logger.clone(),
+            data: params.data.clone(),
+        });
         let logger = params.logger.map(|l| format!("{l}: ")).unwrap_or_default();
         self.host.server_log(
             &self.server,
@@ -463,10 +511,16 @@ impl ClientHandler for Handler {
     async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
         *self.lists.resources.lock() = None;
         *self.lists.templates.lock() = None;
+        self.host.observed(Observed::ResourcesChanged {
+            server: self.server.to_string(),
+        });
     }
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
         *self.lists.prompts.lock() = None;
+        self.host.observed(Observed::PromptsChanged {
+            server: self.server.to_string(),
+        });
     }
 
     async fn on_resource_updated(
@@ -474,6 +528,10 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _: NotificationContext<RoleClient>,
     ) {
+        self.host.observed(Observed::ResourceUpdated {
+            server: self.server.to_string(),
+            uri: params.uri.clone(),
+        });
         self.host.emit(Event::ResourceUpdated {
             server: self.server.to_string(),
             uri: params.uri,

@@ -46,6 +46,32 @@ pub enum Event {
     ResourceUpdated { server: String, uri: String },
 }
 
+/// Server notifications that faces other than the editor's follow (the gateway passes them on to
+/// agents); a receiver that falls behind by more than [`OBSERVED_BACKLOG`] loses the oldest.
+#[derive(Debug, Clone)]
+pub enum Observed {
+    /// A server's `notifications/message`, as sent.
+    Log {
+        server: String,
+        level: rmcp::model::LoggingLevel,
+        logger: Option<String>,
+        data: serde_json::Value,
+    },
+    ResourceUpdated {
+        server: String,
+        uri: String,
+    },
+    ResourcesChanged {
+        server: String,
+    },
+    PromptsChanged {
+        server: String,
+    },
+}
+
+/// How many [`Observed`] notifications wait for a slow receiver.
+pub const OBSERVED_BACKLOG: usize = 256;
+
 pub type EventReceiver = mpsc::UnboundedReceiver<Event>;
 pub type ProgressFn = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
@@ -54,6 +80,7 @@ pub struct Host {
     /// Counts the events that may change what a face lists (a server's state or its tools), for
     /// faces other than the editor's, which has `events` to itself.
     changes: tokio::sync::watch::Sender<u64>,
+    observers: tokio::sync::broadcast::Sender<Observed>,
     roots: RwLock<Vec<Root>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     ui: RwLock<Option<Arc<dyn Prompter>>>,
@@ -144,6 +171,7 @@ impl Host {
         let host = Host {
             events: tx,
             changes: tokio::sync::watch::Sender::new(0),
+            observers: tokio::sync::broadcast::Sender::new(OBSERVED_BACKLOG),
             roots: RwLock::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             ui: RwLock::new(None),
@@ -175,6 +203,16 @@ impl Host {
     /// A receiver that sees a new value whenever a server's state or tools may have changed.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// Passes a server's notification on to the faces that follow them ([`Host::observe`]).
+    pub fn observed(&self, notification: Observed) {
+        // No receiver: nobody follows them now.
+        let _ = self.observers.send(notification);
+    }
+
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<Observed> {
+        self.observers.subscribe()
     }
 
     /// A server's own log message, rate-limited per server: at most [`flood::PER_SECOND`] a

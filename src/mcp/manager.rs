@@ -517,6 +517,11 @@ impl Manager {
         self.host.changes()
     }
 
+    /// The servers' notifications that the gateway passes on to agents.
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<super::Observed> {
+        self.host.observe()
+    }
+
     /// The `gateway` settings last applied; `None` before the first configuration.
     pub fn gateway_settings(&self) -> Option<crate::config::GatewaySettings> {
         let inner = self.inner();

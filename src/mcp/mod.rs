@@ -12,10 +12,11 @@ mod http;
 mod manager;
 mod process;
 mod raw;
+pub mod requester;
 mod supervisor;
 mod transport;
 
-pub use host::{Event, EventReceiver, LogLevel, ProgressFn, ProgressUpdate};
+pub use host::{Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
 pub use transport::{Line, parse_line, split_batch};
 

@@ -179,7 +179,10 @@ impl Exchange<'_> {
     ) -> Result<(CreateMessageParams, RequestChoices), Refusal> {
         self.review(
             DraftKind::SamplingRequest,
-            format!("{} wants a model answer", self.server),
+            format!(
+                "{} wants a model answer",
+                crate::ui::who(self.ui, self.server)
+            ),
             draft::render_request_to(self.server, request, choices, &self.provider.destination()),
             draft::parse_request,
             "request",
@@ -194,7 +197,7 @@ impl Exchange<'_> {
     ) -> Result<CreateMessageResult, Refusal> {
         self.review(
             DraftKind::SamplingResponse,
-            format!("Answer for {}", self.server),
+            format!("Answer for {}", crate::ui::who(self.ui, self.server)),
             draft::render_response(self.server, result, note),
             draft::parse_response,
             "answer",
