@@ -12,10 +12,12 @@
 //!
 //! Knows `mcp`, `config` (its setting) and `contract`; must not know `lsp`.
 
+mod agent;
 pub mod bridge;
 pub mod discovery;
 mod http;
 mod names;
+mod routes;
 mod server;
 
 use std::collections::BTreeMap;
@@ -29,6 +31,7 @@ use parking_lot::Mutex;
 use crate::contract::{CallError, GatewayInfo};
 use crate::mcp::{LogLevel, Manager};
 
+pub use agent::set_keep_alive_interval;
 pub use names::exposed as exposed_name;
 
 /// How long changes are gathered before agents are told the tool list changed.
@@ -86,8 +89,15 @@ impl Gateway {
                 }
                 if this.running.lock().is_some() {
                     let now = this.shared.fingerprint().await;
-                    if listed.is_some_and(|before| before != now) {
-                        this.shared.notify_tools_changed().await;
+                    if let Some((tools, running)) = listed {
+                        if tools != now.0 {
+                            this.shared.notify(server::List::Tools, None).await;
+                        }
+                        // Servers that start or stop change the prompts and resources too.
+                        if running != now.1 {
+                            this.shared.notify(server::List::Prompts, None).await;
+                            this.shared.notify(server::List::Resources, None).await;
+                        }
                     }
                     listed = Some(now);
                 }
