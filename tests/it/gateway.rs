@@ -15,10 +15,16 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 /// An in-process sidecar serving `servers` for a workspace folder, once every server runs and
 /// the gateway answers `mcp-sidecar.gatewayInfo`.
 async fn start(folder: &Path, servers: Value) -> (std::sync::Arc<TestEditor>, Value) {
+    start_with(folder, json!({ "servers": servers })).await
+}
+
+/// [`start`] with these settings (`servers` and others).
+async fn start_with(folder: &Path, settings: Value) -> (std::sync::Arc<TestEditor>, Value) {
     let editor = in_process();
     let mark = editor.mark();
+    let servers = settings["servers"].clone();
     editor
-        .initialize(&[(folder, "work")], json!({"servers": servers}), full_ui())
+        .initialize(&[(folder, "work")], settings, full_ui())
         .await;
     for name in servers.as_object().unwrap().keys() {
         editor.wait_status(mark, name, "running").await;
@@ -463,6 +469,399 @@ async fn a_crash_mid_call_is_a_clear_error_and_new_servers_are_announced() {
     );
     assert_eq!(out[1]["found"], true, "{out:?}");
     assert!(out[1]["notified"].as_u64().unwrap() >= 1, "{out:?}");
+}
+
+/// `args` with `extra` after the transport's own.
+fn with(mut args: Vec<String>, extra: &[&str]) -> Vec<String> {
+    // `--command` takes the rest of the line: the options go in front of it.
+    let at = args
+        .iter()
+        .position(|a| a == "--command")
+        .unwrap_or(args.len());
+    for (i, arg) in extra.iter().enumerate() {
+        args.insert(at + i, arg.to_string());
+    }
+    args
+}
+
+/// Reads the agent's stderr until a line starts with `prefix`; returns the rest of that line.
+/// The remaining lines are drained in the background (the agent keeps writing).
+async fn stderr_line(child: &mut tokio::process::Child, prefix: &str) -> String {
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_string();
+            }
+        }
+        panic!("the agent ended without a line starting with {prefix:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no line starting with {prefix:?} from the agent"));
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    found
+}
+
+const AGENT: &str = "test-agent";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn the_prompt_says_which_agent_asks_and_its_call_is_kept_alive_meanwhile() {
+    mcp_sidecar::gateway::set_keep_alive_interval(Duration::from_millis(50));
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start(folder.path(), both_eras()).await;
+    for server in ["legacy", "modern"] {
+        // The agent could answer itself, but the default (`gateway.questions: editor`) asks the
+        // person. Its name arrives with a newline and a bidi override, which are dropped.
+        let mut child = agent(
+            &with(
+                over_http(&info, "legacy"),
+                &[
+                    "--name",
+                    "test-\u{202E}agent\n",
+                    "--elicit-answer",
+                    r#"{"name": "Agent Smith", "email": "s@example.com"}"#,
+                ],
+            ),
+            &json!([{"op": "call", "name": format!("{server}__book_trip"),
+                     "arguments": {"destination": "Oslo"}, "progress": true}]),
+        )
+        .spawn()
+        .unwrap();
+        let first = editor.next_prompt().await;
+        assert_eq!(
+            first["params"]["title"],
+            format!("{AGENT} via the gateway → {server} asks: Confirm your trip to Oslo"),
+            "{first:#}"
+        );
+        assert_eq!(first["params"]["server"], server);
+        // While the person has not answered, the agent hears that its call is alive.
+        let progress: Value =
+            serde_json::from_str(&stderr_line(&mut child, "progress ").await).unwrap();
+        assert_eq!(
+            progress["message"], "waiting for the person to answer in the editor",
+            "{server}: {progress}"
+        );
+        let script = crate::elicitation::booking_script();
+        editor.respond(&first, script[0].1.clone()).await;
+        let shown = editor.answer_prompts(&script[1..]).await;
+        assert!(
+            shown
+                .iter()
+                .all(|p| p["params"]["title"].as_str().is_some_and(
+                    |t| t.starts_with(&format!("{AGENT} via the gateway → {server} asks: "))
+                )),
+            "{shown:#?}"
+        );
+        let out = outcomes(child).await;
+        assert_eq!(
+            out[0]["result"]["structuredContent"]["content"]["name"], "Ada Lovelace",
+            "{server}: {}",
+            out[0]
+        );
+        let values: Vec<f64> = out[0]["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["progress"].as_f64().unwrap())
+            .collect();
+        assert!(
+            values.windows(2).all(|w| w[0] < w[1]),
+            "progress increases: {values:?}"
+        );
+    }
+    // The editor's own call says only the server, as before.
+    let call = spawn_call(
+        &editor,
+        "legacy",
+        "book_trip",
+        json!({"destination": "Rome"}),
+    );
+    let first = editor.next_prompt().await;
+    assert_eq!(
+        first["params"]["title"],
+        "legacy: Confirm your trip to Rome"
+    );
+    let script = crate::elicitation::booking_script();
+    editor.respond(&first, script[0].1.clone()).await;
+    editor.answer_prompts(&script[1..]).await;
+    call.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn questions_go_to_the_agent_when_set_and_it_declared_elicitation() {
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start_with(
+        folder.path(),
+        json!({"servers": both_eras(), "gateway": {"questions": "agent"}}),
+    )
+    .await;
+    let answer = r#"{"name": "Agent Smith", "email": "smith@example.com"}"#;
+    for server in ["legacy", "modern"] {
+        let mut child = agent(
+            &with(over_http(&info, "legacy"), &["--elicit-answer", answer]),
+            &json!([{"op": "call", "name": format!("{server}__book_trip"), "arguments": {"destination": "Oslo"}}]),
+        )
+        .spawn()
+        .unwrap();
+        let asked: Value =
+            serde_json::from_str(&stderr_line(&mut child, "elicitation ").await).unwrap();
+        assert_eq!(asked["message"], "Confirm your trip to Oslo");
+        let out = outcomes(child).await;
+        assert_eq!(
+            out[0]["result"]["structuredContent"]["content"],
+            serde_json::from_str::<Value>(answer).unwrap(),
+            "{server}: {}",
+            out[0]
+        );
+        assert_eq!(editor.prompts_seen(), 0, "the editor was not asked");
+    }
+    // An agent without elicitation: the person answers in the editor after all (stdio bridge).
+    let mut command = agent(
+        &over_bridge(None),
+        &json!([{"op": "call", "name": "legacy__book_trip", "arguments": {"destination": "Oslo"}}]),
+    );
+    bridge_env(&mut command, &info);
+    let child = command.spawn().unwrap();
+    let shown = editor
+        .answer_prompts(&crate::elicitation::booking_script())
+        .await;
+    assert!(
+        shown[0]["params"]["title"]
+            .as_str()
+            .unwrap()
+            .contains(" via the gateway → legacy asks: "),
+        "{:#}",
+        shown[0]
+    );
+    let out = outcomes(child).await;
+    assert_eq!(
+        out[0]["result"]["structuredContent"]["content"]["name"], "Ada Lovelace",
+        "{}",
+        out[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn a_cancelled_agent_call_cancels_the_downstream_call() {
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start(
+        folder.path(),
+        json!({"slow": python_fixture("python/slow_server.py", &[], 30)}),
+    )
+    .await;
+    let steps = json!([{"op": "cancel", "name": "slow__wait", "arguments": {}}]);
+    for transport in ["http", "bridge"] {
+        let mark = editor.mark();
+        let mut command = match transport {
+            "http" => agent(&over_http(&info, "legacy"), &steps),
+            _ => {
+                let mut command = agent(&over_bridge(None), &steps);
+                bridge_env(&mut command, &info);
+                command
+            }
+        };
+        let out = outcomes(command.spawn().unwrap()).await;
+        assert_eq!(out[0]["cancelled"], true, "{transport}: {out:?}");
+        assert_eq!(out[0]["progress"][0]["message"], "started", "{out:?}");
+        // The server itself says it was told.
+        let logged = wait_log(&editor, mark, "cancelled request").await;
+        assert!(
+            logged["message"].as_str().unwrap().contains("[slow]"),
+            "{logged}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn a_sampling_request_during_an_agents_call_is_answered_in_the_editor() {
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start(folder.path(), both_eras()).await;
+    for server in ["legacy", "modern"] {
+        let child = agent(
+            &with(over_http(&info, "auto"), &["--name", AGENT]),
+            &json!([{"op": "call", "name": format!("{server}__analyze_flights"), "arguments": {}}]),
+        )
+        .spawn()
+        .unwrap();
+        let request = editor.next_prompt().await;
+        assert_eq!(request["params"]["kind"], "samplingRequest");
+        assert_eq!(
+            request["params"]["title"],
+            format!("{AGENT} via the gateway → {server} wants a model answer")
+        );
+        let text = request["params"]["text"].as_str().unwrap().to_string();
+        editor
+            .respond(&request, json!({"action": "accept", "text": text}))
+            .await;
+        let answer = editor.next_prompt().await;
+        assert_eq!(
+            answer["params"]["title"],
+            format!("Answer for {AGENT} via the gateway → {server}")
+        );
+        let draft = answer["params"]["text"].as_str().unwrap();
+        let written = format!("{}\nFlight 7 is the best value.\n", draft.trim_end());
+        editor
+            .respond(&answer, json!({"action": "accept", "text": written}))
+            .await;
+        let out = outcomes(child).await;
+        assert_eq!(
+            out[0]["result"]["structuredContent"]["text"], "Flight 7 is the best value.",
+            "{server}: {}",
+            out[0]
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn the_servers_roots_are_the_editors_folders_not_the_agents() {
+    let folder = tempfile::tempdir().unwrap();
+    let (_editor, info) = start(folder.path(), both_eras()).await;
+    let elsewhere = tempfile::tempdir().unwrap();
+    for server in ["legacy", "modern"] {
+        let out = run_agent(
+            &with(
+                over_http(&info, "legacy"),
+                &["--roots", &file_uri(elsewhere.path())],
+            ),
+            json!([{"op": "call", "name": format!("{server}__list_roots"), "arguments": {}}]),
+        )
+        .await;
+        let roots = &out[0]["result"]["structuredContent"]["roots"];
+        assert_eq!(
+            roots,
+            &json!([{"uri": file_uri(folder.path()), "name": "work"}]),
+            "{server}: {}",
+            out[0]
+        );
+    }
+}
+
+/// server-everything (its resources, templates, prompts, completions and logs) and the demo.
+fn everything_and_demo() -> Value {
+    json!({
+        "everything": {"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]},
+        "demo": demo_server("legacy", None),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn resources_prompts_completions_and_logs_pass_through() {
+    let folder = tempfile::tempdir().unwrap();
+    let (_editor, info) = start(folder.path(), everything_and_demo()).await;
+    let dynamic = "demo://resource/dynamic/text/3";
+    let steps = json!([
+        {"op": "resources"},
+        {"op": "read", "uri": dynamic},
+        {"op": "read", "uri": "nobody://x"},
+        {"op": "prompts"},
+        {"op": "prompt", "name": "everything__args-prompt", "arguments": {"city": "Paris"}},
+        {"op": "complete", "ref": {"type": "ref/prompt", "name": "everything__completable-prompt"},
+         "argument": {"name": "department", "value": "Eng"}},
+        {"op": "complete", "ref": {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"},
+         "argument": {"name": "resourceId", "value": "1"}},
+    ]);
+    for mode in ["legacy", "auto"] {
+        let out = run_agent(&over_http(&info, mode), steps.clone()).await;
+        let resources = out[0]["resources"].as_array().unwrap();
+        let document = resources
+            .iter()
+            .find(|r| {
+                r["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("demo://resource/static/document/"))
+            })
+            .unwrap_or_else(|| panic!("{mode}: {}", out[0]));
+        assert_eq!(document["_meta"]["mcp-sidecar/server"], "everything");
+        assert!(
+            out[0]["templates"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("demo://resource/dynamic/text/{resourceId}")),
+            "{}",
+            out[0]
+        );
+        // A URI made from a template goes to the server whose template it matches.
+        assert_eq!(out[1]["contents"][0]["uri"], dynamic, "{mode}: {}", out[1]);
+        // Resource not found: -32002 up to 2025-11-25, -32602 in 2026-07-28.
+        let not_found = if mode == "legacy" { -32002 } else { -32602 };
+        assert_eq!(out[2]["error"]["code"], not_found, "{mode}: {}", out[2]);
+        let prompts = out[3]["prompts"].as_array().unwrap();
+        assert!(
+            prompts.contains(&json!("everything__args-prompt")),
+            "{prompts:?}"
+        );
+        assert_eq!(
+            out[4]["messages"][0]["content"]["text"], "What's weather in Paris?",
+            "{mode}: {}",
+            out[4]
+        );
+        assert_eq!(
+            out[5]["values"],
+            json!(["Engineering"]),
+            "{mode}: {}",
+            out[5]
+        );
+        assert!(out[6]["values"].is_array(), "{mode}: {}", out[6]);
+    }
+    // Logs: a legacy agent that set a level gets the servers' messages, named by server.
+    let out = run_agent(
+        &over_http(&info, "legacy"),
+        json!([{"op": "log", "level": "info",
+                "then": {"op": "call", "name": "demo__count_down", "arguments": {"steps": 1, "delayMs": 0}}}]),
+    )
+    .await;
+    let logs = out[0]["logs"].as_array().unwrap();
+    assert!(
+        logs.iter().any(
+            |l| l["logger"].as_str().is_some_and(|l| l.starts_with("demo"))
+                && l["data"].as_str().is_some_and(|d| d.contains("count_down"))
+        ),
+        "{}",
+        out[0]
+    );
+    // Subscriptions: updates of a resource the agent subscribed to reach it.
+    let out = run_agent(
+        &over_http(&info, "legacy"),
+        json!([{"op": "subscribe", "uri": "demo://resource/dynamic/text/1",
+                "then": {"op": "call", "name": "everything__toggle-subscriber-updates", "arguments": {}}}]),
+    )
+    .await;
+    assert_eq!(out[0]["updated"], true, "{}", out[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn a_2026_agent_hears_tools_list_changed_on_its_listen_stream() {
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start(
+        folder.path(),
+        json!({"legacy": demo_server("legacy", None)}),
+    )
+    .await;
+    let mut child = agent(
+        &over_http(&info, "2026-07-28"),
+        &json!([{"op": "listen_tools", "timeout": 60}]),
+    )
+    .spawn()
+    .unwrap();
+    stderr_line(&mut child, "listening").await;
+    editor
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"servers": {
+                "legacy": demo_server("legacy", None),
+                "modern": demo_server("modern", None),
+            }}}),
+        )
+        .await;
+    let out = outcomes(child).await;
+    assert_eq!(out[0]["event"], true, "{out:?}");
 }
 
 /// The benchmark figure of docs/gateway.md: 200 calls of the demo's `echo`, one after another,
