@@ -65,40 +65,92 @@ pub struct Via<'a> {
 }
 
 impl Prompter for Via<'_> {
-    fn capabilities(&self) -> EditorCapabilities {
-        self.inner.capabilities()
-    }
-    fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
-        self.inner.input_box(params)
-    }
-    fn quick_pick(&self, params: QuickPickParams) -> BoxFuture<'_, Option<QuickPickResult>> {
-        self.inner.quick_pick(params)
-    }
-    fn edit_draft(&self, params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
-        self.inner.edit_draft(params)
-    }
-    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
-        self.inner.open_external(url)
-    }
-    fn clipboard(&self, text: String) {
-        self.inner.clipboard(text);
-    }
-    fn language_model(
-        &self,
-        params: serde_json::Value,
-    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
-        self.inner.language_model(params)
-    }
-    fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
-        self.inner.show_file(path)
-    }
-    fn show_message(&self, level: Level, message: String) {
-        self.inner.show_message(level, message);
-    }
+    pass_on!(
+        capabilities,
+        input_box,
+        quick_pick,
+        edit_draft,
+        open_external,
+        clipboard,
+        language_model,
+        show_file,
+        show_message,
+    );
     fn requester(&self) -> Option<&str> {
         self.agent.or_else(|| self.inner.requester())
     }
 }
+
+/// The [`Prompter`] methods a wrapper (a struct with `inner: &dyn Prompter`) passes on to its
+/// `inner` unchanged, by name.
+macro_rules! pass_on {
+    (@capabilities) => {
+        fn capabilities(&self) -> $crate::contract::EditorCapabilities {
+            self.inner.capabilities()
+        }
+    };
+    (@input_box) => {
+        fn input_box(
+            &self,
+            params: $crate::contract::InputBoxParams,
+        ) -> futures::future::BoxFuture<'_, Option<$crate::contract::InputBoxResult>> {
+            self.inner.input_box(params)
+        }
+    };
+    (@quick_pick) => {
+        fn quick_pick(
+            &self,
+            params: $crate::contract::QuickPickParams,
+        ) -> futures::future::BoxFuture<'_, Option<$crate::contract::QuickPickResult>> {
+            self.inner.quick_pick(params)
+        }
+    };
+    (@edit_draft) => {
+        fn edit_draft(
+            &self,
+            params: $crate::contract::EditDraftParams,
+        ) -> futures::future::BoxFuture<'_, Option<$crate::contract::EditDraftResult>> {
+            self.inner.edit_draft(params)
+        }
+    };
+    (@open_external) => {
+        fn open_external(&self, url: String) -> futures::future::BoxFuture<'_, bool> {
+            self.inner.open_external(url)
+        }
+    };
+    (@clipboard) => {
+        fn clipboard(&self, text: String) {
+            self.inner.clipboard(text);
+        }
+    };
+    (@language_model) => {
+        fn language_model(
+            &self,
+            params: serde_json::Value,
+        ) -> futures::future::BoxFuture<'_, Result<serde_json::Value, String>> {
+            self.inner.language_model(params)
+        }
+    };
+    (@show_file) => {
+        fn show_file(&self, path: std::path::PathBuf) -> futures::future::BoxFuture<'_, bool> {
+            self.inner.show_file(path)
+        }
+    };
+    (@show_message) => {
+        fn show_message(&self, level: $crate::ui::Level, message: String) {
+            self.inner.show_message(level, message);
+        }
+    };
+    (@requester) => {
+        fn requester(&self) -> Option<&str> {
+            self.inner.requester()
+        }
+    };
+    ($($method:ident),* $(,)?) => {
+        $($crate::ui::pass_on!(@$method);)*
+    };
+}
+pub(crate) use pass_on;
 
 /// No editor at all (the headless conformance client): nothing can be shown, every prompt reads
 /// as dismissed, messages go to the log. Policies that answer without asking still work.

@@ -27,8 +27,8 @@ pub use schema::{
 };
 
 use crate::contract::{
-    EditDraftParams, EditDraftResult, EditorCapabilities, InputBoxParams, InputBoxResult,
-    QuickPickParams, QuickPickResult,
+    EditDraftParams, EditDraftResult, InputBoxParams, InputBoxResult, QuickPickParams,
+    QuickPickResult,
 };
 use crate::ui::{Level, Prompter};
 
@@ -152,9 +152,15 @@ impl Idle<'_> {
 }
 
 impl Prompter for Idle<'_> {
-    fn capabilities(&self) -> EditorCapabilities {
-        self.inner.capabilities()
-    }
+    crate::ui::pass_on!(
+        capabilities,
+        open_external,
+        clipboard,
+        language_model,
+        show_file,
+        show_message,
+        requester,
+    );
     fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
         self.bounded(self.inner.input_box(params))
     }
@@ -163,24 +169,6 @@ impl Prompter for Idle<'_> {
     }
     fn edit_draft(&self, params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
         self.bounded(self.inner.edit_draft(params))
-    }
-    fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
-        self.inner.open_external(url)
-    }
-    fn clipboard(&self, text: String) {
-        self.inner.clipboard(text);
-    }
-    fn language_model(&self, params: Value) -> BoxFuture<'_, Result<Value, String>> {
-        self.inner.language_model(params)
-    }
-    fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool> {
-        self.inner.show_file(path)
-    }
-    fn show_message(&self, level: Level, message: String) {
-        self.inner.show_message(level, message);
-    }
-    fn requester(&self) -> Option<&str> {
-        self.inner.requester()
     }
 }
 

@@ -5,7 +5,7 @@
 //! during the editor's own call).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -142,14 +142,7 @@ impl Shared {
 
     /// The (server, tool) an exposed name stands for; lists again once when it is not known.
     async fn route(&self, scope: &Scope, name: &str) -> Option<(String, String)> {
-        if let Scope::One(server) = scope {
-            return Some((server.clone(), name.to_string()));
-        }
-        if let Some(route) = self.routes.tools.lock().get(name).cloned() {
-            return Some(route);
-        }
-        let _ = self.tools(scope).await;
-        self.routes.tools.lock().get(name).cloned()
+        routed(scope, name, &self.routes.tools, self.tools(scope)).await
     }
 
     /// The prompts `scope` offers, named like tools; remembers the routes.
@@ -180,15 +173,9 @@ impl Shared {
         Ok(out)
     }
 
+    /// The (server, prompt) an exposed name stands for; lists again once when it is not known.
     async fn prompt_route(&self, scope: &Scope, name: &str) -> Option<(String, String)> {
-        if let Scope::One(server) = scope {
-            return Some((server.clone(), name.to_string()));
-        }
-        if let Some(route) = self.routes.prompts.lock().get(name).cloned() {
-            return Some(route);
-        }
-        let _ = self.prompts(scope).await;
-        self.routes.prompts.lock().get(name).cloned()
+        routed(scope, name, &self.routes.prompts, self.prompts(scope)).await
     }
 
     /// The resources `scope` offers, with their own URIs; a URI a second server lists too is
@@ -370,6 +357,25 @@ impl Shared {
             }
         }
     }
+}
+
+/// The (server, name) an exposed name stands for in `routes`: the name itself in one server's
+/// scope; else the route recorded by the last list, or by `relist` when it is not known yet.
+async fn routed<T>(
+    scope: &Scope,
+    name: &str,
+    routes: &Mutex<HashMap<String, (String, String)>>,
+    relist: impl Future<Output = T>,
+) -> Option<(String, String)> {
+    if let Scope::One(server) = scope {
+        return Some((server.clone(), name.to_string()));
+    }
+    if let Some(route) = routes.lock().get(name).cloned() {
+        return Some(route);
+    }
+    // Not known: its server may have started since the agent listed (the list records it).
+    let _ = relist.await;
+    routes.lock().get(name).cloned()
 }
 
 /// Follows the servers' notifications for as long as the gateway exists.
