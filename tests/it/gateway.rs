@@ -590,7 +590,7 @@ async fn the_prompt_says_which_agent_asks_and_its_call_is_kept_alive_meanwhile()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
-async fn questions_go_to_the_agent_when_set_and_it_declared_elicitation() {
+async fn questions_go_to_the_agent_when_set_and_it_declared_the_capability() {
     let folder = tempfile::tempdir().unwrap();
     let (editor, info) = start_with(
         folder.path(),
@@ -612,6 +612,27 @@ async fn questions_go_to_the_agent_when_set_and_it_declared_elicitation() {
         assert_eq!(
             out[0]["result"]["structuredContent"]["content"],
             serde_json::from_str::<Value>(answer).unwrap(),
+            "{server}: {}",
+            out[0]
+        );
+        assert_eq!(editor.prompts_seen(), 0, "the editor was not asked");
+        // A sampling request goes to an agent that declared sampling, and its answer back.
+        let mut child = agent(
+            &with(
+                over_http(&info, "legacy"),
+                &["--sample-answer", "The agent's answer."],
+            ),
+            &json!([{"op": "call", "name": format!("{server}__analyze_flights"), "arguments": {}}]),
+        )
+        .spawn()
+        .unwrap();
+        let asked: Value =
+            serde_json::from_str(&stderr_line(&mut child, "sampling ").await).unwrap();
+        assert_eq!(asked["maxTokens"], 400);
+        let out = outcomes(child).await;
+        assert_eq!(
+            out[0]["result"]["structuredContent"],
+            json!({"model": "agent-model", "stopReason": "endTurn", "text": "The agent's answer."}),
             "{server}: {}",
             out[0]
         );
