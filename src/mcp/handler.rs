@@ -185,6 +185,8 @@ impl Handler {
             && let Some(answers) = agent.answers.as_ref().filter(|a| a.samples())
         {
             tracing::info!(server = %self.server, agent = %agent.name, "a sampling request goes to the agent");
+            // The agent's time answering is not the server's, as a person's is not.
+            let _busy = self.host.clock(&self.server).busy();
             let result = answers.sample(params.clone()).await.map_err(|e| {
                 sampling::Refusal::Provider(format!("the agent {} did not answer: {e}", agent.name))
             })?;
@@ -224,6 +226,7 @@ impl Handler {
             && let Some(answers) = agent.answers.as_ref().filter(|a| a.elicits(url))
         {
             tracing::info!(server = %self.server, agent = %agent.name, "a question goes to the agent");
+            let _busy = self.host.clock(&self.server).busy();
             return Ok(answers.elicit(params).await.unwrap_or_else(|e| {
                 tracing::info!(server = %self.server, agent = %agent.name, "the agent did not answer the question ({e}); cancelled");
                 ElicitResult::new(ElicitationAction::Cancel)
