@@ -38,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): void {
     drafts,
     states,
     onState: (s) => statusBar.render(s),
+    onServerStatus: (p) => documents.serverStatus(p),
     onResourceUpdated: (p) => documents.updated(p),
     onGateway: (info) => terminalEnv.apply(info),
   });

@@ -44,6 +44,8 @@ export interface SidecarParts {
   drafts: DraftService;
   states: ServerStates;
   onState: (state: SidecarState) => void;
+  /** A server's state changed (`mcp-sidecar/serverStatus`). */
+  onServerStatus: (params: contract.ServerStatusParams) => void;
   /** A subscribed resource changed (`mcp-sidecar/resourceUpdated`). */
   onResourceUpdated: (params: contract.ResourceUpdatedParams) => void;
   /** The gateway's address after each start of it, `undefined` while there is none. */
@@ -299,6 +301,7 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(contract.SERVER_STATUS, (p: contract.ServerStatusParams) => {
       states.update(p);
       this.parts.onState(this.state);
+      this.parts.onServerStatus(p);
     });
     client.onNotification(contract.RESOURCE_UPDATED, (p: contract.ResourceUpdatedParams) => this.parts.onResourceUpdated(p));
     // window/logMessage: written to the output channel exactly as vscode-languageclient does

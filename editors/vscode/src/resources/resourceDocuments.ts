@@ -20,6 +20,8 @@ export class ResourceDocuments implements vscode.TextDocumentContentProvider, vs
   private fresh = new Map<string, string>();
   /** Subscribed resources (server and URI). */
   private subscribed = new Set<string>();
+  /** Subscriptions a server lost by stopping, renewed when it runs again. */
+  private lost = new Set<string>();
   private images = new Map<string, vscode.WebviewPanel>();
   /** The mimeType a resource was listed with, for a read whose items name none. */
   private listedMime = new Map<string, string | undefined>();
@@ -113,6 +115,34 @@ export class ResourceDocuments implements vscode.TextDocumentContentProvider, vs
     }
   }
 
+  /**
+   * A server that stops loses its subscriptions; when it runs again (a restart of it or of the
+   * sidecar), the resources still shown are subscribed again and read again.
+   */
+  serverStatus(p: contract.ServerStatusParams): void {
+    const mine = (set: Set<string>) => [...set].filter((k) => k.startsWith(`${p.name}\n`));
+    if (p.state !== 'running') {
+      for (const key of mine(this.subscribed)) {
+        this.subscribed.delete(key);
+        this.lost.add(key);
+      }
+      return;
+    }
+    for (const key of mine(this.lost)) {
+      this.lost.delete(key);
+      const uri = key.slice(p.name.length + 1);
+      if (!this.isShown(p.name, uri)) continue;
+      void this.subscribe(p.name, uri);
+      this.updated({ server: p.name, uri });
+    }
+  }
+
+  private isShown(server: string, uri: string): boolean {
+    const target = ResourceDocuments.documentUri(server, uri).toString();
+    const tab = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === target));
+    return tab || this.images.has(keyOf(server, uri));
+  }
+
   /** `mcp-sidecar/resourceUpdated`: the open document (or image) reads the resource again. */
   updated(p: contract.ResourceUpdatedParams): void {
     const key = keyOf(p.server, p.uri);
@@ -155,12 +185,9 @@ export class ResourceDocuments implements vscode.TextDocumentContentProvider, vs
 
   private maybeUnsubscribe(docUri: vscode.Uri): void {
     const r = ResourceDocuments.parse(docUri);
-    if (!r || !this.subscribed.has(keyOf(r.server, r.uri))) return;
-    const target = docUri.toString();
-    const stillShown = vscode.window.tabGroups.all.some((g) =>
-      g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === target),
-    );
-    if (!stillShown && !this.images.has(keyOf(r.server, r.uri))) void this.unsubscribe(r.server, r.uri);
+    if (!r || this.isShown(r.server, r.uri)) return;
+    this.lost.delete(keyOf(r.server, r.uri));
+    if (this.subscribed.has(keyOf(r.server, r.uri))) void this.unsubscribe(r.server, r.uri);
   }
 
   private async unsubscribe(server: string, uri: string): Promise<void> {

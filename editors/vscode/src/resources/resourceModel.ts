@@ -114,7 +114,24 @@ export function resourceView(contents: ResourceContents[] | undefined, listedMim
   if (mimeType && /^image\/(png|jpe?g|gif|webp|bmp|svg\+xml|x-icon|avif)$/i.test(mimeType.split(';')[0].trim())) {
     return { kind: 'image', data: blob.blob ?? '', mimeType };
   }
+  // A blob of a text type is shown as text when it is valid UTF-8.
+  const text = isTextual(mimeType) ? utf8(blob.blob ?? '') : undefined;
+  if (text !== undefined) return { kind: 'text', text, language: languageForMime(mimeType) };
   return { kind: 'binary', data: blob.blob ?? '', mimeType };
+}
+
+function isTextual(mimeType: string | undefined): boolean {
+  const base = (mimeType ?? '').split(';')[0].trim().toLowerCase();
+  return base.startsWith('text/') || (base !== '' && !base.startsWith('image/') && languageForMime(base) !== 'plaintext');
+}
+
+/** base64 → text, or undefined when the bytes are not UTF-8. */
+function utf8(base64: string): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(base64, 'base64'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The decoded size of base64 data. */

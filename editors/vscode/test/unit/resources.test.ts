@@ -62,6 +62,12 @@ test('a read result is shown as text, an image, or binary to save', () => {
   assert.deepEqual(resourceView([{ uri: 'i', mimeType: 'image/png', blob: 'iVBORw0KGgo=' }]), { kind: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' });
   assert.deepEqual(resourceView([{ uri: 'b', mimeType: 'application/gzip', blob: 'AAAA' }]), { kind: 'binary', data: 'AAAA', mimeType: 'application/gzip' });
   assert.equal(resourceView([{ uri: 'b', blob: 'AAAA' }]).kind, 'binary');
+  // A blob of a text type that is UTF-8 is text; one that is not stays binary.
+  const b64 = (t: string) => Buffer.from(t).toString('base64');
+  assert.deepEqual(resourceView([{ uri: 't', mimeType: 'text/plain', blob: b64('Resource 2: é') }]), { kind: 'text', text: 'Resource 2: é', language: 'plaintext' });
+  assert.deepEqual(resourceView([{ uri: 'j', blob: b64('{"a":1}') }], 'application/json'), { kind: 'text', text: '{"a":1}', language: 'json' });
+  assert.equal(resourceView([{ uri: 't', mimeType: 'text/plain', blob: Buffer.from([0xff, 0xfe, 0x00]).toString('base64') }]).kind, 'binary');
+  assert.equal(resourceView([{ uri: 'p', mimeType: 'application/pdf', blob: b64('%PDF-1.7') }]).kind, 'binary');
   assert.deepEqual(resourceView([]), { kind: 'empty' });
   assert.deepEqual(resourceView(undefined), { kind: 'empty' });
   const several = resourceView([{ uri: 'a', text: 'one' }, { uri: 'b', mimeType: 'image/png', blob: 'AAAA' }]);

@@ -3,7 +3,8 @@
 // subscribed; a template's variable is asked (with the server's completions) and the expanded
 // URI opens; server-everything's simulated updates (its toggle-subscriber-updates tool, called
 // through Call Tool) reach the open document as mcp-sidecar/resourceUpdated and it shows the new
-// text; closing the documents unsubscribes them.
+// text; after a restart of the server the open ones are subscribed again; a blob of a text type
+// shows as text; closing the documents unsubscribes them.
 import assert from 'node:assert/strict';
 import { withEverything } from '../lib/peers.mjs';
 import {
@@ -82,6 +83,24 @@ export async function run(ctx) {
       return t && t[1] !== firstTime ? t[1] : null;
     }, { timeout: 20000 });
     await callTool(page, 'toggle-subscriber-updates'); // off again
+    await runCommand(page, 'View: Close Editor');
+
+    // The server restarts: what is still open is subscribed again (and read again).
+    const subscribedLine = `resource everything ${DYNAMIC}: subscribed`;
+    await runCommand(page, 'MCP Sidecar: Restart Server');
+    await waitQuickInput(page, 'Restart which MCP server?');
+    await pick(page, 'everything');
+    await waitFor('the subscription renewed after the restart', async () => (logSince().split(subscribedLine).length - 1 === 2 ? true : null), { timeout: 30000 });
+
+    // A blob of a text type is shown as its text.
+    await runCommand(page, 'MCP Sidecar: Open Resource');
+    await waitQuickInput(page, 'MCP Sidecar: Open Resource');
+    await pick(page, 'Dynamic Blob Resource');
+    await waitQuickInput(page, 'everything: demo://resource/dynamic/blob/{resourceId}');
+    await page.keyboard.type('2');
+    await waitFor('"2" as the first row', async () => ((await quickInput(page))?.rows[0]?.label === '2' ? true : null));
+    await page.keyboard.press('Enter');
+    await waitEditorText(page, /Resource 2: This is a base64 blob created at/);
 
     await closeAllEditors(page);
     await waitFor('both resources unsubscribed', async () => {
