@@ -97,3 +97,50 @@ export function askArgument(prompts: PromptService, q: ArgumentQuestion): Promis
     null,
   );
 }
+
+export interface ArgumentStep {
+  /** The name the answer is stored under. */
+  key: string;
+  /** What the person sees (a title, else the key). */
+  name: string;
+  description?: string;
+  required: boolean;
+}
+
+/**
+ * Asks each step in turn, one quick pick each with a step counter; Back goes one step back, and
+ * from the first one answers 'back'. Escape: undefined. Empty optional answers are left out.
+ * `suggest` gets the argument's key, the typed value and the answers so far.
+ */
+export async function askArguments(
+  prompts: PromptService,
+  opts: { id: () => string; title: string; steps: ArgumentStep[]; suggest?: (key: string, value: string, earlier: Record<string, string>) => Promise<string[]> },
+): Promise<Record<string, string> | 'back' | undefined> {
+  const { steps, suggest } = opts;
+  const values: Record<string, string> = {};
+  for (let i = 0; i < steps.length; ) {
+    const step = steps[i];
+    const answer = await askArgument(prompts, {
+      id: opts.id(),
+      title: opts.title,
+      name: step.name,
+      description: step.description,
+      required: step.required,
+      value: values[step.key],
+      step: i + 1,
+      totalSteps: steps.length,
+      canGoBack: true,
+      suggest: suggest && ((value) => suggest(step.key, value, values)),
+    });
+    if (!answer) return undefined;
+    if ('back' in answer) {
+      if (i === 0) return 'back';
+      i -= 1;
+      continue;
+    }
+    if (answer.value === '') delete values[step.key];
+    else values[step.key] = answer.value;
+    i += 1;
+  }
+  return values;
+}

@@ -4,7 +4,7 @@
 
 import * as vscode from 'vscode';
 import * as contract from '../contract';
-import { askArgument } from '../prompts/argumentInput';
+import { askArguments } from '../prompts/argumentInput';
 import type { PromptService } from '../prompts/promptService';
 import type { Sidecar } from '../sidecar';
 import { completer } from './completer';
@@ -62,31 +62,12 @@ async function askVariables(sidecar: Sidecar, prompts: PromptService, server: st
     void vscode.window.showErrorMessage(`${server}: cannot use the resource template: ${(error as Error).message}`);
     return undefined;
   }
-  const values: Record<string, string> = {};
-  const suggest = completer(sidecar, server, { type: 'ref/resource', uri: uriTemplate });
-  const total = parsed.variables.length;
-  for (let i = 0; i < total; ) {
-    const name = parsed.variables[i];
-    const answer = await askArgument(prompts, {
-      id: `openresource-${nextId++}`,
-      title: `${server}: ${uriTemplate}`,
-      name,
-      description: undefined,
-      required: true,
-      value: values[name],
-      step: i + 1,
-      totalSteps: total,
-      canGoBack: true,
-      suggest: suggest && ((value) => suggest(name, value, values)),
-    });
-    if (!answer) return undefined;
-    if ('back' in answer) {
-      if (i === 0) return 'back';
-      i -= 1;
-      continue;
-    }
-    values[name] = answer.value;
-    i += 1;
-  }
+  const values = await askArguments(prompts, {
+    id: () => `openresource-${nextId++}`,
+    title: `${server}: ${uriTemplate}`,
+    steps: parsed.variables.map((name) => ({ key: name, name, required: true })),
+    suggest: completer(sidecar, server, { type: 'ref/resource', uri: uriTemplate }),
+  });
+  if (values === undefined || values === 'back') return values;
   return expandTemplate(parsed, values);
 }

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import * as contract from '../contract';
-import { askArgument } from '../prompts/argumentInput';
+import { askArguments } from '../prompts/argumentInput';
 import type { PromptService } from '../prompts/promptService';
 import { completer } from '../resources/completer';
 import { RESOURCE_SCHEME } from '../resources/resourceDocuments';
@@ -37,43 +37,19 @@ export async function runPromptCommand(sidecar: Sidecar, prompts: PromptService,
     if (!r || !('selected' in r) || r.selected.length === 0) return;
     chosen = r.selected[0];
     const prompt = list[chosen];
-    const args = await askArguments(sidecar, prompts, prompt);
+    const args = await askArguments(prompts, {
+      id: promptId,
+      title: `${prompt.server}: ${prompt.name}`,
+      steps: (prompt.arguments ?? [])
+        .filter((a) => typeof a?.name === 'string')
+        .map((a) => ({ key: a.name, name: a.title || a.name, description: a.description, required: a.required === true })),
+      suggest: completer(sidecar, prompt.server, { type: 'ref/prompt', name: prompt.name }),
+    });
     if (args === 'back') continue;
     if (args === undefined) return;
     await getPrompt(sidecar, results, prompt, args, target);
     return;
   }
-}
-
-async function askArguments(sidecar: Sidecar, prompts: PromptService, prompt: contract.PromptSummary): Promise<Record<string, string> | 'back' | undefined> {
-  const list = (prompt.arguments ?? []).filter((a) => typeof a?.name === 'string');
-  const values: Record<string, string> = {};
-  const suggest = completer(sidecar, prompt.server, { type: 'ref/prompt', name: prompt.name });
-  for (let i = 0; i < list.length; ) {
-    const a = list[i];
-    const answer = await askArgument(prompts, {
-      id: promptId(),
-      title: `${prompt.server}: ${prompt.name}`,
-      name: a.title || a.name,
-      description: a.description,
-      required: a.required === true,
-      value: values[a.name],
-      step: i + 1,
-      totalSteps: list.length,
-      canGoBack: true,
-      suggest: suggest && ((value) => suggest(a.name, value, values)),
-    });
-    if (!answer) return undefined;
-    if ('back' in answer) {
-      if (i === 0) return 'back';
-      i -= 1;
-      continue;
-    }
-    if (answer.value === '') delete values[a.name];
-    else values[a.name] = answer.value;
-    i += 1;
-  }
-  return values;
 }
 
 async function getPrompt(
