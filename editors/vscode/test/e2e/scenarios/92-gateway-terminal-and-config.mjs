@@ -3,7 +3,8 @@
 // Gateway Configuration puts a Claude Code .mcp.json snippet on the clipboard whose command is
 // the sidecar this editor runs, and that command, launched as an agent would with the
 // terminal's environment (outside the workspace, so only the environment can find the gateway),
-// lists the editor's servers' tools; after Restart Sidecar, new terminals get the new address.
+// lists the editor's servers' tools; after Restart Sidecar, new terminals get the new address;
+// with mcpSidecar.gateway.enabled false they get none, and without the setting it is back.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +19,7 @@ export const timeoutMs = 150000;
 const NOTE = /gateway: new terminals get MCP_SIDECAR_GATEWAY, MCP_SIDECAR_GATEWAY_TOKEN \((http:\/\/127\.0\.0\.1:\d+\/mcp)\)/g;
 
 export async function run(ctx) {
-  const { page, outputLog, runDir, screenshot } = ctx;
+  const { page, outputLog, runDir, screenshot, setUserSetting } = ctx;
   const lastUrl = () => [...outputLog().matchAll(NOTE)].pop()?.[1];
   const url = await waitFor('the gateway in the terminal environment', async () => lastUrl());
 
@@ -66,10 +67,30 @@ export async function run(ctx) {
   assert.equal(env2.url, lastUrl());
   assert.notEqual(env2.token, env1.token, 'a new secret');
   await runCommand(page, 'Terminal: Kill All Terminals');
+
+  // mcpSidecar.gateway.enabled: false turns the gateway off, and new terminals get no address;
+  // removing the setting brings it back.
+  const before = outputLog().length;
+  await setUserSetting('mcpSidecar.gateway.enabled', false);
+  await waitFor('the variables removed', async () => (outputLog().slice(before).includes('gateway: no gateway; its variables are removed from new terminals') ? true : null));
+  assert.match(outputLog().slice(before), /gateway: off \(gateway\.enabled is false\)/);
+  const off = await terminalLines(page, join(runDir, 'terminal-env-3.txt'));
+  assert.deepEqual(off, [], 'no gateway variables while it is off');
+  await runCommand(page, 'Terminal: Kill All Terminals');
+  const notesOff = [...outputLog().matchAll(NOTE)].length;
+  await setUserSetting('mcpSidecar.gateway.enabled', undefined);
+  await waitFor('the gateway back in the terminal environment', async () => ([...outputLog().matchAll(NOTE)].length > notesOff ? true : null), { timeout: 30000 });
 }
 
 /** Opens a new terminal and has its shell write the two variables into `file`. */
 async function terminalEnv(page, file) {
+  const lines = await terminalLines(page, file);
+  assert.equal(lines.length, 2, `both variables are set: ${lines.length} lines`);
+  return { url: lines[0], token: lines[1] };
+}
+
+/** The lines the shell of a new terminal prints for the two variables. */
+async function terminalLines(page, file) {
   rmSync(file, { force: true });
   await runCommand(page, 'Terminal: Create New Terminal');
   // A multi-root workspace asks for the folder first.
@@ -83,11 +104,9 @@ async function terminalEnv(page, file) {
   // The pty keeps what is typed until the shell reads it.
   await page.keyboard.type(`printenv MCP_SIDECAR_GATEWAY MCP_SIDECAR_GATEWAY_TOKEN > ${file}.tmp; mv ${file}.tmp ${file}`);
   await page.keyboard.press('Enter');
-  const lines = await waitFor(`the terminal's environment in ${file}`, async () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : null), {
+  return waitFor(`the terminal's environment in ${file}`, async () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : null), {
     timeout: 20000,
   });
-  assert.equal(lines.length, 2, `both variables are set: ${lines.length} lines`);
-  return { url: lines[0], token: lines[1] };
 }
 
 /** initialize + tools/list over stdio through `command args`, run in a folder outside the workspace. */
