@@ -67,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     command('mcpSidecar.openResource', () => openResourceCommand(client, prompts, documents)),
     command('mcpSidecar.runPrompt', () => runPromptCommand(client, prompts, results)),
-    command('mcpSidecar.copyGatewayConfiguration', () => copyGatewayConfigurationCommand(client)),
+    command('mcpSidecar.copyGatewayConfiguration', () => copyGatewayConfigurationCommand(client, prompts)),
     command('mcpSidecar.showServers', () => showServersCommand(client, states)),
     command('mcpSidecar.restartServer', async () => {
       // Without a server the sidecar asks which one, through mcp-sidecar/quickPick.

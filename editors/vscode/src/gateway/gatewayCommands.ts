@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import * as contract from '../contract';
 import { note } from '../log';
+import type { PromptService } from '../prompts/promptService';
 import type { Sidecar } from '../sidecar';
 import { gatewaySnippets, terminalEnvDescription } from './snippets';
 
@@ -30,7 +31,7 @@ export class TerminalEnvironment {
   }
 }
 
-export async function copyGatewayConfigurationCommand(sidecar: Sidecar): Promise<void> {
+export async function copyGatewayConfigurationCommand(sidecar: Sidecar, prompts: PromptService): Promise<void> {
   let info: contract.GatewayInfo;
   try {
     info = await sidecar.command<contract.GatewayInfo>(contract.CMD_GATEWAY_INFO);
@@ -40,17 +41,21 @@ export async function copyGatewayConfigurationCommand(sidecar: Sidecar): Promise
   }
   const binary = sidecar.binaryPath ?? 'mcp-sidecar';
   const snippets = gatewaySnippets(info, binary);
-  const pick = await vscode.window.showQuickPick(
-    snippets.map((s) => ({ label: s.label, description: s.description, detail: s.secret ? info.url : s.text.split('\n').slice(0, 3).join(' ').slice(0, 160), snippet: s })),
-    { title: 'MCP Sidecar: Copy Gateway Configuration', placeHolder: 'Which agent? (copied to the clipboard)' },
-  );
-  if (!pick) return;
-  await vscode.env.clipboard.writeText(pick.snippet.text);
-  if (pick.snippet.secret) {
+  // Through the prompt queue, like the sidecar's own questions (one quick input at a time).
+  const r = await prompts.quickPick({
+    id: `gatewayconfig-${Date.now()}`,
+    title: 'MCP Sidecar: Copy Gateway Configuration',
+    placeholder: 'Which agent? (copied to the clipboard)',
+    items: snippets.map((s) => ({ label: s.label, description: s.description, detail: s.secret ? info.url : s.text.split('\n').slice(0, 3).join(' ').slice(0, 160) })),
+  });
+  const snippet = r && 'selected' in r ? snippets[r.selected[0]] : undefined;
+  if (!snippet) return;
+  await vscode.env.clipboard.writeText(snippet.text);
+  if (snippet.secret) {
     void vscode.window.showWarningMessage(
       `Copied the gateway's URL and headers. The secret in them changes each time the sidecar starts; agents that launch "mcp-sidecar gateway" need no secret.`,
     );
   } else {
-    vscode.window.setStatusBarMessage(`$(copy) Copied: ${pick.snippet.label}`, 5000);
+    vscode.window.setStatusBarMessage(`$(copy) Copied: ${snippet.label}`, 5000);
   }
 }
