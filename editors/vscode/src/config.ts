@@ -20,6 +20,7 @@ export function readSidecarSettings(): SidecarSettings {
     elicitationPolicy: inspect('elicitation.policy'),
     elicitationRateLimit: inspect('elicitation.rateLimit'),
     elicitationIdleLimit: inspect('elicitation.idleLimit'),
+    gatewayEnabled: c.inspect<boolean>('gateway.enabled'),
     workspaceTrusted: vscode.workspace.isTrusted,
   });
 }

@@ -42,21 +42,19 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_UNTRUST_SERVER]: ['mcpSidecar.untrustServer'],
   [CMD_SIGN_IN]: ['mcpSidecar.signIn', 'mcpSidecar.showServers'],
   [CMD_SIGN_OUT]: ['mcpSidecar.signOut', 'mcpSidecar.showServers'],
+  [CMD_LIST_RESOURCES]: ['mcpSidecar.openResource'],
+  [CMD_LIST_RESOURCE_TEMPLATES]: ['mcpSidecar.openResource'],
+  [CMD_READ_RESOURCE]: ['mcpSidecar.openResource'],
+  [CMD_SUBSCRIBE_RESOURCE]: ['mcpSidecar.openResource'],
+  [CMD_UNSUBSCRIBE_RESOURCE]: ['mcpSidecar.openResource'],
+  [CMD_LIST_PROMPTS]: ['mcpSidecar.runPrompt'],
+  [CMD_GET_PROMPT]: ['mcpSidecar.runPrompt'],
+  [CMD_COMPLETE]: ['mcpSidecar.openResource', 'mcpSidecar.runPrompt'],
+  [CMD_GATEWAY_INFO]: ['mcpSidecar.copyGatewayConfiguration'],
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
-export const NOT_OFFERED: Record<string, string> = {
-  [RESOURCE_UPDATED]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_LIST_RESOURCES]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_LIST_RESOURCE_TEMPLATES]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_READ_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_SUBSCRIBE_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_UNSUBSCRIBE_RESOURCE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_LIST_PROMPTS]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_GET_PROMPT]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_COMPLETE]: 'the resource and prompt browser ("Open Resource", "Run Prompt") is the next step of issue 15',
-  [CMD_GATEWAY_INFO]: 'phase 2 of the gateway (issue 14): the terminal environment and the agent configuration snippets',
-};
+export const NOT_OFFERED: Record<string, string> = {};
 
 /** `capabilities.experimental.mcpSidecar` in `initialize`: what this editor implements. */
 export interface EditorCapabilities {
@@ -267,3 +265,101 @@ export type CommandErrorKind =
   | 'refused'
   | 'busy'
   | 'cancelled';
+
+/** `mcp-sidecar.listResources` rows. */
+export interface ResourceSummary {
+  server: string;
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+/** `mcp-sidecar.listResourceTemplates` rows (`uriTemplate`: RFC 6570). */
+export interface ResourceTemplateSummary {
+  server: string;
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** The argument of readResource, subscribeResource and unsubscribeResource. */
+export interface ResourceArgs {
+  server: string;
+  uri: string;
+}
+
+/** One item of a ReadResourceResult: `text`, or base64 `blob`. */
+export interface ResourceContents {
+  uri?: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+  [key: string]: unknown;
+}
+
+export interface ReadResourceResult {
+  contents?: ResourceContents[];
+  [key: string]: unknown;
+}
+
+/** `mcp-sidecar/resourceUpdated` params. */
+export type ResourceUpdatedParams = ResourceArgs;
+
+export interface PromptArgument {
+  name: string;
+  title?: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** `mcp-sidecar.listPrompts` rows. */
+export interface PromptSummary {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: PromptArgument[];
+}
+
+export interface GetPromptArgs {
+  server: string;
+  name: string;
+  arguments?: Record<string, string>;
+}
+
+export interface PromptMessage {
+  role: string;
+  content: ContentBlock;
+}
+
+export interface GetPromptResult {
+  description?: string;
+  messages?: PromptMessage[];
+  [key: string]: unknown;
+}
+
+/** The `ref` of `mcp-sidecar.complete`. */
+export type CompletionRef = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
+export interface CompleteArgs {
+  server: string;
+  ref: CompletionRef;
+  argument: { name: string; value: string };
+  context?: { arguments: Record<string, string> };
+}
+
+export interface CompleteResult {
+  completion?: { values?: string[]; total?: number; hasMore?: boolean };
+}
+
+/** `mcp-sidecar.gatewayInfo` result. */
+export interface GatewayInfo {
+  url: string;
+  headers: Record<string, string>;
+  env: Record<string, string>;
+}

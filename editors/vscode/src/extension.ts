@@ -6,14 +6,18 @@ import { needsRestart, notifyFirstSetting, SECTION } from './config';
 import * as contract from './contract';
 import { DraftService } from './drafts/drafts';
 import { registerE2eHooks } from './e2eHooks';
+import { copyGatewayConfigurationCommand, TerminalEnvironment } from './gateway/gatewayCommands';
 import { logChannel } from './log';
 import { AttentionTracker } from './prompts/attentionTracker';
 import { PromptService } from './prompts/promptService';
+import { openResourceCommand } from './resources/openResource';
+import { ResourceDocuments } from './resources/resourceDocuments';
 import { signInCommand, signOutCommand } from './servers/authCommands';
 import { showServersCommand } from './servers/serverList';
 import { ServerStates } from './servers/serverStates';
 import { StatusBar } from './servers/statusBar';
 import { openSamplingLogCommand, trustCommand } from './servers/trustCommands';
+import { runPromptCommand } from './serverPrompts/runPrompt';
 import { Sidecar } from './sidecar';
 import { callToolCommand } from './tools/callTool';
 import { ResultDocuments } from './tools/resultDocuments';
@@ -27,14 +31,19 @@ export function activate(context: vscode.ExtensionContext): void {
   const prompts = new PromptService(attention);
   const drafts = new DraftService();
   const results = new ResultDocuments();
+  const terminalEnv = new TerminalEnvironment(context.environmentVariableCollection);
   const client = new Sidecar({
     extensionPath: context.extensionPath,
     prompts,
     drafts,
     states,
     onState: (s) => statusBar.render(s),
+    onServerStatus: (p) => documents.serverStatus(p),
+    onResourceUpdated: (p) => documents.updated(p),
+    onGateway: (info) => terminalEnv.apply(info),
   });
   sidecar = client;
+  const documents = new ResourceDocuments(client);
 
   const command = (id: string, run: (...args: unknown[]) => unknown) =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -51,10 +60,14 @@ export function activate(context: vscode.ExtensionContext): void {
     attention,
     drafts,
     results,
+    documents,
     client,
     command('mcpSidecar.callTool', (server) =>
       callToolCommand(client, prompts, results, typeof server === 'string' ? server : undefined),
     ),
+    command('mcpSidecar.openResource', () => openResourceCommand(client, prompts, documents)),
+    command('mcpSidecar.runPrompt', () => runPromptCommand(client, prompts, results)),
+    command('mcpSidecar.copyGatewayConfiguration', () => copyGatewayConfigurationCommand(client, prompts)),
     command('mcpSidecar.showServers', () => showServersCommand(client, states)),
     command('mcpSidecar.restartServer', async () => {
       // Without a server the sidecar asks which one, through mcp-sidecar/quickPick.

@@ -23,6 +23,7 @@ export interface ExtensionSettings {
   elicitationPolicy?: Inspected<string>;
   elicitationRateLimit?: Inspected<string>;
   elicitationIdleLimit?: Inspected<string>;
+  gatewayEnabled?: Inspected<boolean>;
   /** `vscode.workspace.isTrusted`. */
   workspaceTrusted: boolean;
 }
@@ -33,6 +34,7 @@ export interface SidecarSettings {
   workspaceTrusted: boolean;
   sampling?: { provider?: string };
   elicitation?: { rateLimit?: string; idleLimit?: string };
+  gateway?: { enabled: boolean };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -94,6 +96,8 @@ export function sidecarSettings(s: ExtensionSettings): SidecarSettings {
   const elicitation = compact({ rateLimit: userValue(s.elicitationRateLimit), idleLimit: userValue(s.elicitationIdleLimit) });
   if (sampling) out.sampling = sampling;
   if (elicitation) out.elicitation = elicitation;
+  const gateway = userValue(s.gatewayEnabled);
+  if (typeof gateway === 'boolean') out.gateway = { enabled: gateway };
   return out;
 }
 

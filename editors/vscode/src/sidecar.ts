@@ -9,6 +9,8 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  LogMessageNotification,
+  MessageType,
   RevealOutputChannelOn,
   State,
   WorkDoneProgress,
@@ -42,6 +44,12 @@ export interface SidecarParts {
   drafts: DraftService;
   states: ServerStates;
   onState: (state: SidecarState) => void;
+  /** A server's state changed (`mcp-sidecar/serverStatus`). */
+  onServerStatus: (params: contract.ServerStatusParams) => void;
+  /** A subscribed resource changed (`mcp-sidecar/resourceUpdated`). */
+  onResourceUpdated: (params: contract.ResourceUpdatedParams) => void;
+  /** The gateway's address after each start of it, `undefined` while there is none. */
+  onGateway: (info: contract.GatewayInfo | undefined) => void;
 }
 
 export class Sidecar implements vscode.Disposable {
@@ -58,6 +66,7 @@ export class Sidecar implements vscode.Disposable {
   private launchSettings: string | undefined;
   private modelWatch: vscode.Disposable;
   private modelTimer: ReturnType<typeof setTimeout> | undefined;
+  private binary: string | undefined;
 
   constructor(private parts: SidecarParts) {
     // `languageModel` is declared in `initialize` only; when models come or go later (a provider
@@ -70,6 +79,11 @@ export class Sidecar implements vscode.Disposable {
 
   get sidecarState(): SidecarState {
     return this.state;
+  }
+
+  /** The binary of the last start (what agents' configurations launch as `mcp-sidecar gateway`). */
+  get binaryPath(): string | undefined {
+    return this.binary;
   }
 
   start(): Promise<void> {
@@ -94,6 +108,7 @@ export class Sidecar implements vscode.Disposable {
       }
     }
     this.parts.states.clear();
+    this.parts.onGateway(undefined);
     this.setState('stopped');
   }
 
@@ -200,6 +215,7 @@ export class Sidecar implements vscode.Disposable {
       void this.showProblem(`cannot start: ${found.problem}.`, found.fix);
       return;
     }
+    this.binary = found.path;
     const languageModel = await withTimeout(hasLanguageModel(), 3000, false);
     this.declaredLanguageModel = languageModel;
     const server: ServerOptions = {
@@ -252,6 +268,7 @@ export class Sidecar implements vscode.Disposable {
 
   private onClosed(): { action: CloseAction; handled: boolean } {
     this.cancelPrompts();
+    this.parts.onGateway(undefined);
     if (this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
     const now = Date.now();
     this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
@@ -284,7 +301,42 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(contract.SERVER_STATUS, (p: contract.ServerStatusParams) => {
       states.update(p);
       this.parts.onState(this.state);
+      this.parts.onServerStatus(p);
     });
+    client.onNotification(contract.RESOURCE_UPDATED, (p: contract.ResourceUpdatedParams) => this.parts.onResourceUpdated(p));
+    // window/logMessage: written to the output channel exactly as vscode-languageclient does
+    // (this handler replaces its own); the gateway's lines "gateway: serving agents at <url>"
+    // and "gateway: off (…)" also say when its address is there or gone.
+    client.onNotification(LogMessageNotification.type, (m) => {
+      switch (m.type) {
+        case MessageType.Error:
+          client.error(m.message, undefined, false);
+          break;
+        case MessageType.Warning:
+          client.warn(m.message, undefined, false);
+          break;
+        case MessageType.Info:
+          client.info(m.message, undefined, false);
+          break;
+        case MessageType.Debug:
+          client.debug(m.message, undefined, false);
+          break;
+        default:
+          client.outputChannel.appendLine(m.message);
+      }
+      if (m.message.startsWith('gateway: serving agents at ')) void this.refreshGateway();
+      else if (m.message.startsWith('gateway: off')) this.parts.onGateway(undefined);
+    });
+  }
+
+  /** Asks for the gateway's address (it just started) and passes it on. */
+  private async refreshGateway(): Promise<void> {
+    try {
+      this.parts.onGateway(await this.command<contract.GatewayInfo>(contract.CMD_GATEWAY_INFO));
+    } catch (error) {
+      note(`gatewayInfo failed: ${String((error as Error)?.message ?? error)}`);
+      this.parts.onGateway(undefined);
+    }
   }
 
   private async showProblem(problem: string, fix: string): Promise<void> {

@@ -117,7 +117,7 @@ test('package.json: the binary and the policies are not workspace settings; Rest
   const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as Manifest;
   const props = manifest.contributes.configuration.properties;
   assert.equal(props['mcpSidecar.binaryPath'].scope, 'machine');
-  for (const key of ['sampling.provider', 'sampling.policy', 'elicitation.policy', 'elicitation.rateLimit', 'elicitation.idleLimit']) {
+  for (const key of ['sampling.provider', 'sampling.policy', 'elicitation.policy', 'elicitation.rateLimit', 'elicitation.idleLimit', 'gateway.enabled']) {
     assert.equal(props[`mcpSidecar.${key}`].scope, 'application', key);
   }
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
@@ -126,4 +126,12 @@ test('package.json: the binary and the policies are not workspace settings; Rest
   const restricted = untrusted?.restrictedConfigurations ?? [];
   assert.ok(restricted.includes('mcpSidecar.servers'), JSON.stringify(restricted));
   for (const key of restricted) assert.ok(props[key], `${key} is a contributed setting`);
+});
+
+test("gateway.enabled: sent only when the person set it, a workspace's value ignored", () => {
+  const base = { servers: undefined, workspaceTrusted: true };
+  assert.equal(sidecarSettings(base).gateway, undefined);
+  assert.deepEqual(sidecarSettings({ ...base, gatewayEnabled: { globalValue: false } }).gateway, { enabled: false });
+  assert.deepEqual(sidecarSettings({ ...base, gatewayEnabled: { globalValue: true, workspaceValue: false } }).gateway, { enabled: true });
+  assert.equal(sidecarSettings({ ...base, gatewayEnabled: { workspaceValue: false, workspaceFolderValue: false } }).gateway, undefined);
 });

@@ -3,18 +3,11 @@
 // loopback port; and the browser's part of a sign-in, done as a browser would.
 
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { peer } from './peers.mjs';
 import { Skip } from './skip.mjs';
-
-/** The venv python with the `mcp` SDK: $MCP_PYTHON, else the one <repo>/.cache/peers/env.sh names. */
-function peersPython(repo) {
-  if (process.env.MCP_PYTHON) return process.env.MCP_PYTHON;
-  const env = join(repo, '.cache', 'peers', 'env.sh');
-  if (!existsSync(env)) return undefined;
-  return /^export MCP_PYTHON='([^']+)'$/m.exec(readFileSync(env, 'utf8'))?.[1];
-}
 
 /**
  * Starts the fixture (extra command-line `args`, e.g. ['--token-lifetime', '60']) and waits for
@@ -23,7 +16,8 @@ function peersPython(repo) {
 export async function startOAuthServer(repo, { args = [], logFile } = {}) {
   const script = join(repo, 'fixtures', 'python', 'oauth_server.py');
   if (!existsSync(script)) throw new Skip(`no ${script} (the OAuth fixture)`);
-  const python = peersPython(repo);
+  // The venv python with the `mcp` SDK.
+  const python = peer(repo, 'MCP_PYTHON');
   if (!python || !existsSync(python)) throw new Skip('no MCP_PYTHON (run scripts/install-peers.sh)');
   const child = spawn(python, [script, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr = [];
