@@ -11,16 +11,27 @@
 #                                   (runs the listed ones too; stale entries fail the run).
 #   SCENARIOS="tools_call sse-retry" scripts/conformance.sh   only these (in every set that has them)
 #
+# The default run also runs the suite's server scenarios listed in GATEWAY_SCENARIOS against the
+# gateway (the agents' face): scripts/gateway-host.mjs starts a sidecar with a scripted editor and
+# the demo server and puts a loopback proxy that adds the gateway's secret in front of it (the
+# suite's server mode cannot send headers); conformance/gateway-expected-failures.yml is their
+# baseline, check by check. GATEWAY=0 skips them; SCENARIOS selects among them too.
+#
 # MCP_SIDECAR_BIN picks the binary (default: a fresh debug build). Results (checks.json, the
 # client's stdout/stderr per scenario) go to .cache/conformance/results/.
 set -euo pipefail
 
 CONFORMANCE_VERSION=0.2.0-alpha.12
 REQUIREMENT_SETS=(2025-11-25 2026-07-28)
+# The server scenarios the gateway is held to: the ones that need no particular tools (the
+# others call the suite's own test_* tools, which only the suite's reference server has).
+GATEWAY_SCENARIOS=(server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection
+  server-stateless http-header-validation caching server-sse-polling server-sse-multiple-streams)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache/conformance"
 BASELINE="$ROOT/conformance/expected-failures.yml"
+GATEWAY_BASELINE="$ROOT/conformance/gateway-expected-failures.yml"
 RESULTS="$CACHE/results"
 START=$SECONDS
 
@@ -121,6 +132,42 @@ for set in "${REQUIREMENT_SETS[@]}"; do
   done
   summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release and $ext_passed/$ext_ran unscored extensions; $skipped in conformance/expected-failures.yml, not run")
 done
+
+# ---------------------------------------------------------------- the gateway (server scenarios)
+if [ "${GATEWAY:-1}" != 0 ]; then
+  mkdir -p "$RESULTS/gateway"
+  coproc HOST { exec node "$ROOT/scripts/gateway-host.mjs" "$MCP_SIDECAR_BIN" 2>"$RESULTS/gateway/host.log"; }
+  host_pid=$HOST_PID
+  trap 'kill "$host_pid" 2>/dev/null || true' EXIT
+  ready=
+  read -r -t 90 ready <&"${HOST[0]}" || true
+  url="$(printf '%s' "$ready" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).url)}catch{}})')"
+  [ -n "$url" ] || die "the gateway host did not start: $(tail -5 "$RESULTS/gateway/host.log")"
+  gw_passed=0 gw_ran=0
+  for scenario in "${GATEWAY_SCENARIOS[@]}"; do
+    selected "$scenario" || continue
+    out="$RESULTS/gateway/$scenario"
+    rm -rf "$out" && mkdir -p "$out"
+    t0=$SECONDS
+    if "$SUITE" server --url "$url" --scenario "$scenario" --expected-failures "$GATEWAY_BASELINE" \
+      --timeout 30000 -o "$out" >"$out/suite.log" 2>&1; then
+      verdict=passed
+      gw_passed=$((gw_passed + 1))
+    else
+      verdict=FAILED
+      failed+=("gateway $scenario")
+      sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | grep -E "FAILURE|WARNING|✗|stale|Error" | head -20 >&2 || true
+    fi
+    gw_ran=$((gw_ran + 1))
+    checks="$(sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | sed -n 's/^Passed: \([0-9]*\/[0-9]*\).*/\1/p' | tail -1)"
+    printf '  %-10s %-40s %-7s %s checks, %ss\n' gateway "$scenario" "$verdict" "${checks:-?}" "$((SECONDS - t0))"
+  done
+  host_in=${HOST[1]}
+  exec {host_in}>&- # the host shuts the sidecar down when its stdin closes
+  wait "$host_pid" 2>/dev/null || true
+  trap - EXIT
+  summary+=("gateway: $gw_passed/$gw_ran server scenarios passed against the gateway (expected failures, check by check: conformance/gateway-expected-failures.yml)")
+fi
 
 echo "conformance @modelcontextprotocol/conformance@$CONFORMANCE_VERSION, $(basename "$MCP_SIDECAR_BIN") conformance, $((SECONDS - START))s:"
 printf '  %s\n' "${summary[@]}"

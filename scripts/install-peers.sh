@@ -2,9 +2,12 @@
 # Install the real MCP peers used by the tests, pinned, into <repo>/.cache/peers/:
 #   node/   npm: @modelcontextprotocol/server-everything and server-filesystem, and the TypeScript
 #           SDK (@modelcontextprotocol/sdk, the version server-everything uses) for the benchmarks
+#   inspector/  npm: the MCP Inspector (@modelcontextprotocol/inspector), whose --cli mode is an agent
+#           of the gateway (tests/it/gateway_clients.rs); its own prefix, since it needs Node >= 22.19
+#           (run with the Node 24 of scripts/install-node.sh)
 #   venv/   Python venv with the MCP Python SDK (mcp), used by fixtures/python/
 #   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON,
-#           MCP_PEERS_NODE_MODULES
+#           MCP_PEERS_NODE_MODULES, MCP_INSPECTOR_JS, MCP_NODE24
 #
 # Idempotent: each part is skipped when the pinned version is already installed.
 # No interactive input; safe with CI=true on a fresh clone. Needs node (>= 20) + npm and python3 (>= 3.10).
@@ -18,10 +21,13 @@ FILESYSTEM_VERSION=2026.8.31
 # The TypeScript SDK client for benches/peers/ts_client.mjs: the same version server-everything pulls in.
 TS_SDK_VERSION=1.32.2
 MCP_PY_VERSION=2.3.0
+# The Inspector's CLI (v2: the maintained line; v1 takes security fixes only).
+INSPECTOR_VERSION=2.12.0
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="$ROOT/.cache/peers"
 NODE_DIR="$PEERS/node"
+INSPECTOR_DIR="$PEERS/inspector"
 VENV="$PEERS/venv"
 START=$SECONDS
 
@@ -66,6 +72,29 @@ if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTH
   npm_status=installed
 fi
 
+# The Inspector: its own prefix (it needs Node >= 22.19; the machine's may be older), installed with
+# the npm of scripts/install-node.sh's Node 24, in the background too.
+NODE24_DIR="$("$ROOT/scripts/install-node.sh")"
+INSPECTOR_JS="$INSPECTOR_DIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+inspector_version() {
+  local pj="$INSPECTOR_DIR/node_modules/@modelcontextprotocol/inspector/package.json"
+  [ -f "$pj" ] && node -p "require(process.argv[1]).version" "$pj" 2>/dev/null || true
+}
+inspector_status=cached
+inspector_pid=
+if [ "$(inspector_version)" != "$INSPECTOR_VERSION" ] || [ ! -f "$INSPECTOR_JS" ]; then
+  log "npm: installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+  mkdir -p "$INSPECTOR_DIR"
+  [ -f "$INSPECTOR_DIR/package.json" ] ||
+    printf '{\n  "name": "mcp-sidecar-test-inspector",\n  "private": true\n}\n' >"$INSPECTOR_DIR/package.json"
+  PATH="$NODE24_DIR/bin:$PATH" npm install --prefix "$INSPECTOR_DIR" --no-audit --no-fund \
+    --no-update-notifier --loglevel=error --save-exact \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >&2 &
+  inspector_pid=$!
+  trap 'wait' EXIT
+  inspector_status=installed
+fi
+
 # ---------------------------------------------------------------- python venv
 PY="${PEERS_PYTHON:-python3}"
 command -v "$PY" >/dev/null || die "$PY not found on PATH"
@@ -103,6 +132,11 @@ fi
 if [ -n "$npm_pid" ]; then
   wait "$npm_pid" || die "npm install failed"
 fi
+if [ -n "$inspector_pid" ]; then
+  wait "$inspector_pid" || die "npm install of the Inspector failed"
+fi
+[ "$(inspector_version)" = "$INSPECTOR_VERSION" ] && [ -f "$INSPECTOR_JS" ] ||
+  die "@modelcontextprotocol/inspector is not at $INSPECTOR_VERSION after install"
 [ -f "$EVERYTHING_JS" ] || die "missing $EVERYTHING_JS"
 [ -f "$FILESYSTEM_JS" ] || die "missing $FILESYSTEM_JS"
 [ "$(installed_version @modelcontextprotocol/server-everything)" = "$EVERYTHING_VERSION" ] ||
@@ -157,7 +191,9 @@ export MCP_EVERYTHING_JS='$EVERYTHING_JS'
 export MCP_FILESYSTEM_JS='$FILESYSTEM_JS'
 export MCP_PYTHON='$VENV/bin/python'
 export MCP_PEERS_NODE_MODULES='$NODE_DIR/node_modules'
+export MCP_INSPECTOR_JS='$INSPECTOR_JS'
+export MCP_NODE24='$NODE24_DIR/bin/node'
 EOF
 mv "$PEERS/env.sh.tmp" "$PEERS/env.sh"
 
-echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION ($npm_status, node $(node --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"
+echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION ($npm_status, node $(node --version)), inspector@$INSPECTOR_VERSION ($inspector_status, node $("$NODE24_DIR/bin/node" --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"

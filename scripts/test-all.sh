@@ -59,6 +59,9 @@ interop() {
   # The benchmarks' smoke run with the SDK peers (a handful of each series; reports, never
   # gates on timings, but fails on a wrong, lost or misrouted answer).
   cargo test --locked --bench sidecar
+  # The gateway benchmark's smoke run (the TypeScript SDK agent direct, over HTTP and over the
+  # stdio bridge; fails on a lost, failed or crossed answer).
+  cargo test --locked --bench gateway
   # Sign-in grants in a real Secret Service (gnome-keyring in a D-Bus session of its own).
   scripts/keyring-test.sh
 }

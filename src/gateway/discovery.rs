@@ -27,11 +27,20 @@ pub struct Target {
     pub folder: String,
 }
 
-/// `$XDG_RUNTIME_DIR/mcp-sidecar/gateway`, else a per-user folder under the temporary directory.
+/// `$XDG_RUNTIME_DIR/mcp-sidecar/gateway`; without that variable, the same folder under
+/// `/run/user/<uid>` when that exists (the usual runtime directory: many agents start their
+/// servers with only `PATH`, `HOME` and a few more, so `mcp-sidecar gateway` often runs without
+/// the variable the editor's sidecar had), else a per-user folder under the temporary directory.
 pub fn dir() -> PathBuf {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|v| !v.is_empty())
-        .map(|v| PathBuf::from(v).join("mcp-sidecar"))
+        .map(PathBuf::from)
+        .or_else(|| {
+            let usual = PathBuf::from(format!("/run/user/{}", user_id()));
+            (cfg!(unix) && usual.is_dir()).then_some(usual)
+        });
+    let base = runtime
+        .map(|dir| dir.join("mcp-sidecar"))
         .unwrap_or_else(|| std::env::temp_dir().join(format!("mcp-sidecar-{}", user_id())));
     base.join("gateway")
 }

@@ -10,6 +10,7 @@ mod elicitation;
 mod faults;
 mod floods;
 mod gateway;
+mod gateway_clients;
 mod hostile;
 mod http;
 mod interop;

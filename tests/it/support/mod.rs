@@ -3,6 +3,7 @@
 //! sidecar's requests.
 #![allow(dead_code)]
 
+pub mod gateway;
 pub mod http;
 mod peers;
 
