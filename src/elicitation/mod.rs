@@ -117,6 +117,7 @@ pub async fn elicit(
             let cx = flow::Context {
                 server,
                 message: &message,
+                suggest: None,
             };
             flow::run(&ui, &cx, &form, schema).await
         }
