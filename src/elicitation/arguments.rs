@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::{Form, Outcome, flow, validate};
-pub use flow::{Suggest, TYPE_LABEL};
 use crate::contract::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
 use crate::ui::Prompter;
+pub use flow::{Suggest, TYPE_LABEL};
 
 /// Why no arguments came back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,8 @@ pub async fn ask_prompt(
         .filter(|a| a.required)
         .map(|a| a.name.as_str())
         .collect();
-    let schema = serde_json::json!({"type": "object", "properties": properties, "required": required});
+    let schema =
+        serde_json::json!({"type": "object", "properties": properties, "required": required});
     // Over the form's caps (too many arguments, names too long): the person cannot be asked.
     let form = Form::parse(&schema).map_err(|_| NoArguments::Cancelled)?;
     let message = format!("arguments for prompt {prompt}");
@@ -268,7 +269,10 @@ mod tests {
         );
         let shown = ui.shown();
         assert_eq!(shown[0]["kind"], "input", "{shown:#?}");
-        assert_eq!(shown[0]["params"]["title"], "srv: arguments for prompt greet");
+        assert_eq!(
+            shown[0]["params"]["title"],
+            "srv: arguments for prompt greet"
+        );
         assert_eq!(shown[1]["kind"], "pick");
         let labels: Vec<&str> = shown[1]["params"]["items"]
             .as_array()
@@ -290,7 +294,11 @@ mod tests {
         // Nothing missing: nothing asked.
         let ui = Script::new(vec![]);
         let given = json!({"name": "Ann"}).as_object().cloned();
-        assert!(ask_prompt(&ui, "srv", "greet", &greet(), given, None).await.is_ok());
+        assert!(
+            ask_prompt(&ui, "srv", "greet", &greet(), given, None)
+                .await
+                .is_ok()
+        );
         // Escape is cancel; the review's Decline is decline.
         let ui = Script::new(vec![Value::Null]);
         let given = Some(Map::new());
