@@ -288,7 +288,7 @@ async fn ask(
                     .unzip(),
                 _ => unreachable!(),
             };
-            let mut items: Vec<QuickPickItem> = labels
+            let items: Vec<QuickPickItem> = labels
                 .into_iter()
                 .zip(&values)
                 .map(|(mut item, v)| {
@@ -296,21 +296,7 @@ async fn ask(
                     item
                 })
                 .collect();
-            if !field.required {
-                items.push(QuickPickItem::new(SKIP_LABEL));
-            }
-            let picked = ui
-                .quick_pick(QuickPickParams {
-                    server: Some(cx.server.to_string()),
-                    title: cx.title(),
-                    placeholder: Some(prompt),
-                    items,
-                    step,
-                    total_steps: Some(n),
-                    can_go_back,
-                    ..Default::default()
-                })
-                .await;
+            let picked = pick_step(ui, cx, field, prompt, items, (step, n, can_go_back)).await;
             match picked {
                 Some(QuickPickResult::Selected { selected }) => match selected.first() {
                     Some(&k) if k < values.len() => Step::Answer(Some(values[k].clone())),
@@ -380,6 +366,31 @@ async fn ask(
     }
 }
 
+/// One field's single-choice quick pick, with Skip last for an optional field.
+async fn pick_step(
+    ui: &dyn Prompter,
+    cx: &Context<'_>,
+    field: &Field,
+    placeholder: String,
+    mut items: Vec<QuickPickItem>,
+    (step, n, can_go_back): (Option<u32>, u32, bool),
+) -> Option<QuickPickResult> {
+    if !field.required {
+        items.push(QuickPickItem::new(SKIP_LABEL));
+    }
+    ui.quick_pick(QuickPickParams {
+        server: Some(cx.server.to_string()),
+        title: cx.title(),
+        placeholder: Some(placeholder),
+        items,
+        step,
+        total_steps: Some(n),
+        can_go_back,
+        ..Default::default()
+    })
+    .await
+}
+
 /// The suggestions as a quick pick: a value (`Some(Answer)`), "type a value" (`None`: the input
 /// box follows), Skip, Back, or dismissed.
 async fn pick_suggestion(
@@ -401,22 +412,8 @@ async fn pick_suggestion(
         })
         .collect();
     items.push(QuickPickItem::new(TYPE_LABEL).with_description("not one of these"));
-    if !field.required {
-        items.push(QuickPickItem::new(SKIP_LABEL));
-    }
-    let picked = ui
-        .quick_pick(QuickPickParams {
-            server: Some(cx.server.to_string()),
-            title: cx.title(),
-            placeholder: Some(prompt.to_string()),
-            items,
-            step,
-            total_steps: Some(n),
-            can_go_back,
-            ..Default::default()
-        })
-        .await;
-    match picked {
+    let steps = (step, n, can_go_back);
+    match pick_step(ui, cx, field, prompt.to_string(), items, steps).await {
         Some(QuickPickResult::Selected { selected }) => match selected.first() {
             Some(&k) if k < values.len() => match parse_text(field, &values[k]) {
                 Ok(v) => Some(Step::Answer(Some(v))),

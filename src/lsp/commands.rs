@@ -209,14 +209,17 @@ async fn ask_arguments(
         })?;
     arguments::ask(&cx.editor, server, tool, &schema)
         .await
-        .map_err(|why| {
-            to_lsp(match why {
-                NoArguments::Declined => CallError::Refused(format!(
-                    "the arguments for {tool} were declined; the tool was not called"
-                )),
-                NoArguments::Cancelled => CallError::Cancelled,
-            })
-        })
+        .map_err(|why| not_asked(why, tool, "the tool was not called"))
+}
+
+/// The error of a command whose arguments the person declined (`refused`) or dismissed.
+fn not_asked(why: NoArguments, what: &str, so: &str) -> Error {
+    to_lsp(match why {
+        NoArguments::Declined => {
+            CallError::Refused(format!("the arguments for {what} were declined; {so}"))
+        }
+        NoArguments::Cancelled => CallError::Cancelled,
+    })
 }
 
 /// `getPrompt`: the arguments it lacks are asked first (see [`arguments::ask_prompt`]), with
@@ -259,14 +262,7 @@ async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Value> {
         Some(&completions),
     )
     .await
-    .map_err(|why| {
-        to_lsp(match why {
-            NoArguments::Declined => CallError::Refused(format!(
-                "the arguments for prompt {name} were declined; the prompt was not fetched"
-            )),
-            NoArguments::Cancelled => CallError::Cancelled,
-        })
-    })?;
+    .map_err(|why| not_asked(why, &format!("prompt {name}"), "the prompt was not fetched"))?;
     let got = cx.manager.get_prompt(&server, &name, Some(asked)).await;
     got.map_err(to_lsp)
 }

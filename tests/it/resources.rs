@@ -239,24 +239,10 @@ async fn everything_subscription_updates_reach_the_editor(editor: &Arc<TestEdito
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_resources_templates_and_reads() {
+async fn server_everything_over_stdio() {
     let editor = everything().await;
     everything_resources_templates_and_reads(&editor).await;
-    editor.shutdown_and_exit().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_prompts_and_completions() {
-    let editor = everything().await;
     everything_prompts_and_completions(&editor).await;
-    editor.shutdown_and_exit().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_subscription_updates_reach_the_editor() {
-    let editor = everything().await;
     everything_subscription_updates_reach_the_editor(&editor).await;
     editor.shutdown_and_exit().await;
 }
