@@ -92,7 +92,7 @@ export -f lint unit interop conformance nvim vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
-has interop && tier interop 600 interop
+has interop && tier interop 900 interop
 has conformance && tier conformance 600 conformance
 has nvim && tier nvim 1500 nvim
 has vscode && tier vscode 900 vscode

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::{Form, Outcome, flow, validate};
 use crate::contract::{DraftKind, DraftProblem, EditDraftParams, EditDraftResult};
 use crate::ui::Prompter;
+pub use flow::{Suggest, TYPE_LABEL};
 
 /// Why no arguments came back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,7 @@ pub async fn ask(
         let cx = flow::Context {
             server,
             title: crate::ui::title(ui, server, &message),
+            suggest: None,
         };
         return match flow::run(ui, &cx, &form, schema).await {
             Outcome::Accept(content) => Ok(content.unwrap_or_default()),
@@ -43,6 +45,72 @@ pub async fn ask(
         };
     }
     draft(ui, server, tool, schema).await
+}
+
+/// One argument a prompt declares (`prompts/list`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PromptArgument {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// A prompt's arguments that `given` lacks, asked through the step flow as text fields (every
+/// declared argument when `given` is `None`, else the required ones it lacks), with `suggest`'s
+/// values offered as choices (free text still allowed). Returns `given` with the answers.
+pub async fn ask_prompt(
+    ui: &dyn Prompter,
+    server: &str,
+    prompt: &str,
+    declared: &[PromptArgument],
+    given: Option<Map<String, Value>>,
+    suggest: Option<&dyn Suggest>,
+) -> Result<Map<String, Value>, NoArguments> {
+    let ask_all = given.is_none();
+    let mut arguments = given.unwrap_or_default();
+    let missing: Vec<&PromptArgument> = declared
+        .iter()
+        .filter(|a| !a.name.is_empty())
+        .filter(|a| (ask_all || a.required) && !arguments.contains_key(&a.name))
+        .collect();
+    if missing.is_empty() {
+        return Ok(arguments);
+    }
+    let mut properties = Map::new();
+    for a in &missing {
+        let mut property = serde_json::json!({"type": "string"});
+        if let Some(title) = &a.title {
+            property["title"] = title.clone().into();
+        }
+        if let Some(description) = &a.description {
+            property["description"] = description.clone().into();
+        }
+        properties.insert(a.name.clone(), property);
+    }
+    let required: Vec<&str> = missing
+        .iter()
+        .filter(|a| a.required)
+        .map(|a| a.name.as_str())
+        .collect();
+    let schema =
+        serde_json::json!({"type": "object", "properties": properties, "required": required});
+    // Over the form's caps (too many arguments, names too long): the person cannot be asked.
+    let form = Form::parse(&schema).map_err(|_| NoArguments::Cancelled)?;
+    let message = format!("arguments for prompt {prompt}");
+    let cx = flow::Context {
+        server,
+        title: crate::ui::title(ui, server, &message),
+        suggest,
+    };
+    match flow::run(ui, &cx, &form, &schema).await {
+        Outcome::Accept(content) => {
+            arguments.extend(content.unwrap_or_default());
+            Ok(arguments)
+        }
+        Outcome::Decline => Err(NoArguments::Declined),
+        Outcome::Cancel => Err(NoArguments::Cancelled),
+    }
 }
 
 /// The JSON draft: a skeleton of every property, edited by the person.
@@ -144,7 +212,102 @@ fn skeleton(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Script;
     use serde_json::json;
+
+    /// Names that start with the typed... nothing typed yet: every name, "Dr." when formal.
+    struct Names;
+    impl Suggest for Names {
+        fn suggest<'a>(
+            &'a self,
+            field: &'a str,
+            earlier: Map<String, Value>,
+        ) -> futures::future::BoxFuture<'a, Vec<String>> {
+            Box::pin(async move {
+                match field {
+                    "name" if earlier.get("style") == Some(&json!("formal")) => {
+                        vec!["Dr. Alice".into()]
+                    }
+                    "name" => vec!["Alice".into(), "Bob".into()],
+                    _ => vec![],
+                }
+            })
+        }
+    }
+
+    fn greet() -> Vec<PromptArgument> {
+        vec![
+            PromptArgument {
+                name: "style".into(),
+                ..Default::default()
+            },
+            PromptArgument {
+                name: "name".into(),
+                description: Some("who".into()),
+                required: true,
+                ..Default::default()
+            },
+        ]
+    }
+
+    #[tokio::test]
+    async fn prompt_arguments_offer_suggestions_and_free_text() {
+        // Every argument when none are given: style typed, name picked from the suggestions
+        // (which saw style), then Submit.
+        let ui = Script::new(vec![
+            json!({"value": "formal"}),
+            json!({"selected": [0]}),
+            json!({"selected": [0]}),
+        ]);
+        let got = ask_prompt(&ui, "srv", "greet", &greet(), None, Some(&Names)).await;
+        assert_eq!(
+            got,
+            Ok(json!({"style": "formal", "name": "Dr. Alice"})
+                .as_object()
+                .cloned()
+                .unwrap())
+        );
+        let shown = ui.shown();
+        assert_eq!(shown[0]["kind"], "input", "{shown:#?}");
+        assert_eq!(
+            shown[0]["params"]["title"],
+            "srv: arguments for prompt greet"
+        );
+        assert_eq!(shown[1]["kind"], "pick");
+        let labels: Vec<&str> = shown[1]["params"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(labels, ["Dr. Alice", TYPE_LABEL]);
+        // Only the missing required one when some are given; "type a value" opens the box.
+        let ui = Script::new(vec![
+            json!({"selected": [2]}),
+            json!({"value": "Zed"}),
+            json!({"selected": [0]}),
+        ]);
+        let given = json!({"style": "casual"}).as_object().cloned();
+        let got = ask_prompt(&ui, "srv", "greet", &greet(), given, Some(&Names)).await;
+        assert_eq!(got.unwrap()["name"], "Zed");
+        assert_eq!(ui.shown().len(), 3);
+        // Nothing missing: nothing asked.
+        let ui = Script::new(vec![]);
+        let given = json!({"name": "Ann"}).as_object().cloned();
+        assert!(
+            ask_prompt(&ui, "srv", "greet", &greet(), given, None)
+                .await
+                .is_ok()
+        );
+        // Escape is cancel; the review's Decline is decline.
+        let ui = Script::new(vec![Value::Null]);
+        let given = Some(Map::new());
+        let got = ask_prompt(&ui, "srv", "greet", &greet(), given.clone(), None).await;
+        assert_eq!(got, Err(NoArguments::Cancelled));
+        let ui = Script::new(vec![json!({"value": "Ann"}), json!({"selected": [2]})]);
+        let got = ask_prompt(&ui, "srv", "greet", &greet(), given, None).await;
+        assert_eq!(got, Err(NoArguments::Declined));
+    }
 
     #[test]
     fn drafts_are_checked_with_lines() {

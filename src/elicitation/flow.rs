@@ -18,6 +18,18 @@ pub struct Context<'a> {
     pub server: &'a str,
     /// "<server>: <message>", or with the agent that asks through the gateway ([`crate::ui::title`]).
     pub title: String,
+    /// Where a text field's suggestions come from (a prompt's `completion/complete`), if any.
+    pub suggest: Option<&'a dyn Suggest>,
+}
+
+/// Suggested values for a text field, given the answers so far (by field name). Shown as a
+/// quick pick with a "type a value" item; no suggestions (or a failure) means the input box.
+pub trait Suggest: Sync {
+    fn suggest<'a>(
+        &'a self,
+        field: &'a str,
+        earlier: Map<String, Value>,
+    ) -> futures::future::BoxFuture<'a, Vec<String>>;
 }
 
 impl Context<'_> {
@@ -33,6 +45,8 @@ enum Step {
 }
 
 const SKIP_LABEL: &str = "Skip (leave empty)";
+/// The suggestion list's way to the input box (free text is always allowed).
+pub const TYPE_LABEL: &str = "Type a value…";
 
 /// Words that suggest a field asks for a secret, which servers must not do in form mode.
 const SECRET_HINTS: &[&str] = &[
@@ -78,7 +92,7 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
     let mut answers: Vec<Option<Value>> = vec![None; n];
     let mut i = 0;
     while i < n {
-        match ask(ui, cx, form, i, &answers[i], true).await {
+        match ask(ui, cx, form, i, &answers, true).await {
             Step::Answer(v) => {
                 answers[i] = v;
                 i += 1;
@@ -130,7 +144,7 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                 Err(e) => problem = Some(e),
             },
             Some(k) if k <= n => {
-                if let Step::Answer(v) = ask(ui, cx, form, k - 1, &answers[k - 1], false).await {
+                if let Step::Answer(v) = ask(ui, cx, form, k - 1, &answers, false).await {
                     answers[k - 1] = v;
                 }
             }
@@ -171,9 +185,10 @@ async fn ask(
     cx: &Context<'_>,
     form: &Form,
     i: usize,
-    current: &Option<Value>,
+    answers: &[Option<Value>],
     flow: bool,
 ) -> Step {
+    let current = &answers[i];
     let field = &form.fields[i];
     let n = form.fields.len() as u32;
     let step = Some(i as u32 + 1);
@@ -196,6 +211,23 @@ async fn ask(
     match &field.kind {
         Kind::String { .. } | Kind::Number { .. } => {
             let mut value = prefill.map(text_of);
+            if let (Some(suggest), Kind::String { .. }, false) = (cx.suggest, &field.kind, secret) {
+                let earlier = form
+                    .fields
+                    .iter()
+                    .zip(answers)
+                    .filter_map(|(f, a)| a.clone().map(|v| (f.name.clone(), v)))
+                    .filter(|(name, _)| *name != field.name)
+                    .collect();
+                let values = suggest.suggest(&field.name, earlier).await;
+                if !values.is_empty() {
+                    let steps = (step, n, can_go_back);
+                    let picked = pick_suggestion(ui, cx, field, &prompt, &values, prefill, steps);
+                    if let Some(step) = picked.await {
+                        return step;
+                    }
+                }
+            }
             let mut validation_message = None;
             loop {
                 let answer = ui
@@ -257,7 +289,7 @@ async fn ask(
                     .unzip(),
                 _ => unreachable!(),
             };
-            let mut items: Vec<QuickPickItem> = labels
+            let items: Vec<QuickPickItem> = labels
                 .into_iter()
                 .zip(&values)
                 .map(|(mut item, v)| {
@@ -265,21 +297,7 @@ async fn ask(
                     item
                 })
                 .collect();
-            if !field.required {
-                items.push(QuickPickItem::new(SKIP_LABEL));
-            }
-            let picked = ui
-                .quick_pick(QuickPickParams {
-                    server: Some(cx.server.to_string()),
-                    title: cx.title(),
-                    placeholder: Some(prompt),
-                    items,
-                    step,
-                    total_steps: Some(n),
-                    can_go_back,
-                    ..Default::default()
-                })
-                .await;
+            let picked = pick_step(ui, cx, field, prompt, items, (step, n, can_go_back)).await;
             match picked {
                 Some(QuickPickResult::Selected { selected }) => match selected.first() {
                     Some(&k) if k < values.len() => Step::Answer(Some(values[k].clone())),
@@ -346,6 +364,69 @@ async fn ask(
                 }
             }
         }
+    }
+}
+
+/// One field's single-choice quick pick, with Skip last for an optional field.
+async fn pick_step(
+    ui: &dyn Prompter,
+    cx: &Context<'_>,
+    field: &Field,
+    placeholder: String,
+    mut items: Vec<QuickPickItem>,
+    (step, n, can_go_back): (Option<u32>, u32, bool),
+) -> Option<QuickPickResult> {
+    if !field.required {
+        items.push(QuickPickItem::new(SKIP_LABEL));
+    }
+    ui.quick_pick(QuickPickParams {
+        server: Some(cx.server.to_string()),
+        title: cx.title(),
+        placeholder: Some(placeholder),
+        items,
+        step,
+        total_steps: Some(n),
+        can_go_back,
+        ..Default::default()
+    })
+    .await
+}
+
+/// The suggestions as a quick pick: a value (`Some(Answer)`), "type a value" (`None`: the input
+/// box follows), Skip, Back, or dismissed.
+async fn pick_suggestion(
+    ui: &dyn Prompter,
+    cx: &Context<'_>,
+    field: &Field,
+    prompt: &str,
+    values: &[String],
+    prefill: Option<&Value>,
+    (step, n, can_go_back): (Option<u32>, u32, bool),
+) -> Option<Step> {
+    let values = &values[..values.len().min(super::schema::MAX_OPTIONS)];
+    let mut items: Vec<QuickPickItem> = values
+        .iter()
+        .map(|v| {
+            let mut item = QuickPickItem::new(clip(v, MAX_LABEL));
+            item.picked = prefill.and_then(Value::as_str) == Some(v.as_str());
+            item
+        })
+        .collect();
+    items.push(QuickPickItem::new(TYPE_LABEL).with_description("not one of these"));
+    let steps = (step, n, can_go_back);
+    match pick_step(ui, cx, field, prompt.to_string(), items, steps).await {
+        Some(QuickPickResult::Selected { selected }) => match selected.first() {
+            Some(&k) if k < values.len() => match parse_text(field, &values[k]) {
+                Ok(v) => Some(Step::Answer(Some(v))),
+                // A suggestion the field's own rules refuse: the person types instead.
+                Err(_) => None,
+            },
+            Some(&k) if k == values.len() => None,
+            Some(_) if !field.required => Some(Step::Answer(None)),
+            _ => Some(Step::Cancel),
+        },
+        Some(QuickPickResult::Back { .. }) if can_go_back => Some(Step::Back),
+        _ => Some(Step::Cancel),
     }
 }
 

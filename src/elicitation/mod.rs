@@ -117,6 +117,7 @@ pub async fn elicit(
             let cx = flow::Context {
                 server,
                 title: crate::ui::title(&ui, server, &message),
+                suggest: None,
             };
             flow::run(&ui, &cx, &form, schema).await
         }

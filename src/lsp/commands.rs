@@ -112,11 +112,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_GET_PROMPT => {
             let args: GetPromptArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let got = cx
-                .manager
-                .get_prompt(&args.server, &args.name, args.arguments)
-                .await;
-            got.map_err(to_lsp)?
+            get_prompt(cx, args).await?
         }
         contract::CMD_COMPLETE => {
             let args: CompleteArgs = parse_arg(arg)?;
@@ -213,14 +209,106 @@ async fn ask_arguments(
         })?;
     arguments::ask(&cx.editor, server, tool, &schema)
         .await
-        .map_err(|why| {
-            to_lsp(match why {
-                NoArguments::Declined => CallError::Refused(format!(
-                    "the arguments for {tool} were declined; the tool was not called"
-                )),
-                NoArguments::Cancelled => CallError::Cancelled,
-            })
+        .map_err(|why| not_asked(why, tool, "the tool was not called"))
+}
+
+/// The error of a command whose arguments the person declined (`refused`) or dismissed.
+fn not_asked(why: NoArguments, what: &str, so: &str) -> Error {
+    to_lsp(match why {
+        NoArguments::Declined => {
+            CallError::Refused(format!("the arguments for {what} were declined; {so}"))
+        }
+        NoArguments::Cancelled => CallError::Cancelled,
+    })
+}
+
+/// `getPrompt`: the arguments it lacks are asked first (see [`arguments::ask_prompt`]), with
+/// the server's completions as suggestions.
+async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Value> {
+    let GetPromptArgs {
+        server,
+        name,
+        arguments,
+    } = args;
+    let declared: Vec<arguments::PromptArgument> = cx
+        .manager
+        .list_prompts(Some(&server))
+        .await
+        .map_err(to_lsp)?
+        .into_iter()
+        .find(|p| p.name == name)
+        .and_then(|p| p.arguments)
+        .unwrap_or_default()
+        .iter()
+        .map(|a| arguments::PromptArgument {
+            name: a["name"].as_str().unwrap_or_default().to_owned(),
+            title: a["title"].as_str().map(str::to_owned),
+            description: a["description"].as_str().map(str::to_owned),
+            required: a["required"] == true,
         })
+        .collect();
+    let completions = Completions {
+        manager: cx.manager,
+        server: &server,
+        prompt: &name,
+        given: arguments.clone().unwrap_or_default(),
+    };
+    let asked = arguments::ask_prompt(
+        &cx.editor,
+        &server,
+        &name,
+        &declared,
+        arguments,
+        Some(&completions),
+    )
+    .await
+    .map_err(|why| not_asked(why, &format!("prompt {name}"), "the prompt was not fetched"))?;
+    let got = cx.manager.get_prompt(&server, &name, Some(asked)).await;
+    got.map_err(to_lsp)
+}
+
+/// A prompt argument's suggestions: the server's `completion/complete` for an empty value, in
+/// the context of the arguments known so far. A server without completions, or one whose
+/// completion fails, suggests nothing.
+struct Completions<'a> {
+    manager: &'a Manager,
+    server: &'a str,
+    prompt: &'a str,
+    given: serde_json::Map<String, Value>,
+}
+
+impl arguments::Suggest for Completions<'_> {
+    fn suggest<'a>(
+        &'a self,
+        field: &'a str,
+        earlier: serde_json::Map<String, Value>,
+    ) -> futures::future::BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let mut known = self.given.clone();
+            known.extend(earlier);
+            let params = serde_json::json!({
+                "ref": {"type": "ref/prompt", "name": self.prompt},
+                "argument": {"name": field, "value": ""},
+                "context": {"arguments": known},
+            });
+            match self.manager.complete(self.server, params).await {
+                Ok(result) => result["completion"]["values"]
+                    .as_array()
+                    .map(|values| {
+                        values
+                            .iter()
+                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                Err(CallError::Refused(_)) => Vec::new(),
+                Err(e) => {
+                    tracing::debug!(server = self.server, field, "completion failed: {e}");
+                    Vec::new()
+                }
+            }
+        })
+    }
 }
 
 /// At most this many progress reports a second reach the editor for one call.

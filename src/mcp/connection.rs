@@ -49,6 +49,8 @@ pub struct Connection {
     tools: Arc<ToolCache>,
     diag: Arc<Diagnostics>,
     timeout: Duration,
+    /// A 2026-07-28 server's `subscriptions/listen` stream (`listen.rs`).
+    listener: Option<super::listen::Listener>,
 }
 
 /// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
@@ -179,10 +181,22 @@ where
     let capabilities = info
         .as_ref()
         .and_then(|i| serde_json::to_value(&i.capabilities).ok());
+    let listener = modern
+        .then(|| {
+            let (name, peer) = (spec.name.as_str().into(), service.peer().clone());
+            super::listen::Listener::new(name, peer, handler.clone(), capabilities.as_ref())
+        })
+        .flatten();
+    if let Some(listener) = &listener
+        && let Err(e) = listener.start().await
+    {
+        tracing::warn!(server = %spec.name, "{e}; its list changes are not followed");
+    }
     let connection = Arc::new(Connection {
         server: spec.name.as_str().into(),
         peer: service.peer().clone(),
         handler,
+        listener,
         protocol_version,
         modern,
         server_info,
@@ -372,10 +386,17 @@ impl Connection {
             )));
         }
         if self.modern {
-            return Err(CallError::Refused(format!(
-                "{} speaks 2026-07-28, whose subscriptions (subscriptions/listen) the sidecar does not follow yet",
-                self.server
-            )));
+            // 2026-07-28: the resource joins the filter of the subscriptions/listen stream.
+            return match &self.listener {
+                Some(listener) if listener.updates => listener
+                    .subscribe(uri, subscribe)
+                    .await
+                    .map_err(|e| self.protocol(e)),
+                _ => Err(CallError::Refused(format!(
+                    "{} does not offer resource subscriptions",
+                    self.server
+                ))),
+            };
         }
         let request = if subscribe {
             ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))

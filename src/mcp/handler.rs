@@ -512,18 +512,11 @@ impl ClientHandler for Handler {
     }
 
     async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
-        *self.lists.resources.lock() = None;
-        *self.lists.templates.lock() = None;
-        self.host.observed(Observed::ResourcesChanged {
-            server: self.server.to_string(),
-        });
+        self.resources_changed();
     }
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
-        *self.lists.prompts.lock() = None;
-        self.host.observed(Observed::PromptsChanged {
-            server: self.server.to_string(),
-        });
+        self.prompts_changed();
     }
 
     async fn on_resource_updated(
@@ -531,13 +524,40 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _: NotificationContext<RoleClient>,
     ) {
+        self.resource_updated(params.uri);
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.tools_changed(context.peer);
+    }
+}
+
+/// What the server's change notifications do, whether they come as legacy notifications or on
+/// a 2026-07-28 `subscriptions/listen` stream (`listen.rs`).
+impl Handler {
+    pub fn resources_changed(&self) {
+        *self.lists.resources.lock() = None;
+        *self.lists.templates.lock() = None;
+        self.host.observed(Observed::ResourcesChanged {
+            server: self.server.to_string(),
+        });
+    }
+
+    pub fn prompts_changed(&self) {
+        *self.lists.prompts.lock() = None;
+        self.host.observed(Observed::PromptsChanged {
+            server: self.server.to_string(),
+        });
+    }
+
+    pub fn resource_updated(&self, uri: String) {
         self.host.observed(Observed::ResourceUpdated {
             server: self.server.to_string(),
-            uri: params.uri.clone(),
+            uri: uri.clone(),
         });
         self.host.emit(Event::ResourceUpdated {
             server: self.server.to_string(),
-            uri: params.uri,
+            uri,
         });
     }
 
@@ -545,12 +565,12 @@ impl ClientHandler for Handler {
     /// right and the next `listTools` is quick. A burst of notifications is one refresh: it waits
     /// for [`flood::REFRESH_QUIET`] without another one (at most [`flood::REFRESH_MAX_WAIT`]),
     /// then fetches once and tells the editor once.
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+    pub fn tools_changed(&self, peer: rmcp::service::Peer<RoleClient>) {
         *self.tools.lock() = None;
         if !self.refresh.changed() {
             return;
         }
-        let (tools, peer, server) = (self.tools.clone(), context.peer, self.server.clone());
+        let (tools, server) = (self.tools.clone(), self.server.clone());
         let (refresh, host) = (self.refresh.clone(), self.host.clone());
         tokio::spawn(async move {
             let generation = refresh.settle().await;

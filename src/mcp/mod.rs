@@ -9,6 +9,7 @@ mod flood;
 mod handler;
 mod host;
 mod http;
+mod listen;
 mod manager;
 mod process;
 mod raw;

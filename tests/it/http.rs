@@ -407,7 +407,7 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
 }
 
 /// A child process killed when dropped.
-struct Peer(tokio::process::Child);
+pub(crate) struct Peer(tokio::process::Child);
 
 impl Drop for Peer {
     fn drop(&mut self) {
@@ -436,7 +436,7 @@ async fn wait_listening(port: u16, child: &mut tokio::process::Child) {
 
 /// server-everything in its Streamable HTTP mode (it reads the port from `PORT`; the endpoint
 /// is `/mcp`).
-async fn everything_over_http(port: u16) -> Peer {
+pub(crate) async fn everything_over_http(port: u16) -> Peer {
     let mut child = tokio::process::Command::new("node")
         .arg(peer("MCP_EVERYTHING_JS"))
         .arg("streamableHttp")

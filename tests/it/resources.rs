@@ -1,25 +1,42 @@
 //! Resources, prompts and completions through the editor contract, against real servers:
-//! server-everything over stdio (its static documents, templates, prompts with arguments,
-//! completions and subscriptions) and the demo server (no resources capability). Ignored by a
-//! plain `cargo test` where they need peers; the interop tier runs them.
+//! server-everything over stdio and Streamable HTTP (its static documents, templates, prompts
+//! with arguments, completions and subscriptions), the Python SDK fixture
+//! `fixtures/python/resources_server.py` in both eras (lists longer than one page, a read and a
+//! prompt that ask the person first, subscriptions and list changes, bad input) and the demo
+//! server (no resources capability). Ignored by a plain `cargo test` where they need peers; the
+//! interop tier runs them.
 
 use crate::support;
+
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::*;
 
-async fn everything() -> std::sync::Arc<TestEditor> {
+const INPUT: &str = "mcp-sidecar/inputBox";
+const PICK: &str = "mcp-sidecar/quickPick";
+
+async fn with_server(name: &str, definition: Value, settings: Value) -> Arc<TestEditor> {
     let editor = in_process();
     let mark = editor.mark();
+    let mut all = settings;
+    all["servers"] = json!({ name: definition });
+    editor.initialize(&[], all, full_ui()).await;
+    editor.wait_status(mark, name, "running").await;
     editor
-        .initialize(
-            &[],
-            json!({"servers": {"everything": {"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]}}}),
-            full_ui(),
-        )
-        .await;
-    editor.wait_status(mark, "everything", "running").await;
-    editor
+}
+
+async fn everything() -> Arc<TestEditor> {
+    let def = json!({"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]});
+    with_server("everything", def, json!({})).await
+}
+
+/// server-everything over Streamable HTTP; the peer lives as long as the returned guard.
+async fn everything_http() -> (Arc<TestEditor>, crate::http::Peer) {
+    let port = crate::support::http::closed_port();
+    let peer = crate::http::everything_over_http(port).await;
+    let def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
+    (with_server("everything", def, json!({})).await, peer)
 }
 
 fn rows(value: &Value) -> &Vec<Value> {
@@ -28,11 +45,21 @@ fn rows(value: &Value) -> &Vec<Value> {
         .unwrap_or_else(|| panic!("not rows: {value}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_resources_templates_and_reads() {
-    let editor = everything().await;
+/// Every row of a listing, checked to be unique by `key`.
+fn unique<'a>(listed: &'a Value, key: &str) -> Vec<&'a str> {
+    let keys: Vec<&str> = rows(listed)
+        .iter()
+        .map(|r| r[key].as_str().unwrap())
+        .collect();
+    let set: std::collections::BTreeSet<&str> = keys.iter().copied().collect();
+    assert_eq!(set.len(), keys.len(), "a row came twice: {keys:?}");
+    keys
+}
+
+async fn everything_resources_templates_and_reads(editor: &Arc<TestEditor>) {
     let listed = editor.command("mcp-sidecar.listResources", json!({})).await;
+    // Its resources come in one page; every one of them, once.
+    assert!(unique(&listed, "uri").len() > 2, "{listed}");
     let documents: Vec<&Value> = rows(&listed)
         .iter()
         .filter(|r| r["server"] == "everything")
@@ -102,13 +129,9 @@ async fn server_everything_resources_templates_and_reads() {
         )
         .await;
     assert_eq!(unknown["error"]["data"]["kind"], "serverError", "{unknown}");
-    editor.shutdown_and_exit().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_prompts_and_completions() {
-    let editor = everything().await;
+async fn everything_prompts_and_completions(editor: &Arc<TestEditor>) {
     let prompts = editor
         .command("mcp-sidecar.listPrompts", json!({"server": "everything"}))
         .await;
@@ -153,13 +176,40 @@ async fn server_everything_prompts_and_completions() {
         .await;
     let values = completed["completion"]["values"].as_array().unwrap();
     assert!(!values.is_empty(), "{completed}");
-    editor.shutdown_and_exit().await;
+    // getPrompt without the required argument asks it, completions offered as choices.
+    let asked = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        json!({"server": "everything", "name": "completable-prompt", "arguments": {"department": "Marketing"}}),
+    );
+    let shown = editor
+        .answer_prompts(&[
+            (PICK, json!({"selected": [0]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    // The department given is the completion's context: its team members, and a way to type.
+    let choices = labels(&shown[0]);
+    assert_eq!(
+        choices,
+        ["Grace", "Henry", "Iris", "Type a value…"],
+        "{shown:#?}"
+    );
+    assert_eq!(
+        shown[0]["params"]["title"],
+        "everything: arguments for prompt completable-prompt"
+    );
+    let got = response(asked).await;
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{got}"));
+    assert_eq!(
+        text, "Please promote Grace to the head of the Marketing team.",
+        "{got}"
+    );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs peers: scripts/install-peers.sh"]
-async fn server_everything_subscription_updates_reach_the_editor() {
-    let editor = everything().await;
+async fn everything_subscription_updates_reach_the_editor(editor: &Arc<TestEditor>) {
     let uri = "demo://resource/dynamic/text/1";
     let mark = editor.mark();
     let subscribed = editor
@@ -169,13 +219,7 @@ async fn server_everything_subscription_updates_reach_the_editor() {
         )
         .await;
     assert_eq!(subscribed["subscribed"], true, "{subscribed}");
-    call(
-        &editor,
-        "everything",
-        "toggle-subscriber-updates",
-        json!({}),
-    )
-    .await;
+    call(editor, "everything", "toggle-subscriber-updates", json!({})).await;
     let update = editor
         .wait_notification(mark, |n| n["method"] == "mcp-sidecar/resourceUpdated")
         .await;
@@ -191,7 +235,53 @@ async fn server_everything_subscription_updates_reach_the_editor() {
         )
         .await;
     assert_eq!(unsubscribed["subscribed"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_over_stdio() {
+    let editor = everything().await;
+    everything_resources_templates_and_reads(&editor).await;
+    everything_prompts_and_completions(&editor).await;
+    everything_subscription_updates_reach_the_editor(&editor).await;
     editor.shutdown_and_exit().await;
+}
+
+/// The same three over Streamable HTTP (a legacy session: SSE, `Mcp-Session-Id`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everything_over_streamable_http() {
+    let (editor, _peer) = everything_http().await;
+    everything_resources_templates_and_reads(&editor).await;
+    everything_prompts_and_completions(&editor).await;
+    everything_subscription_updates_reach_the_editor(&editor).await;
+    editor.shutdown_and_exit().await;
+}
+
+/// Runs a command in its own task (it waits on prompts the test answers meanwhile).
+fn spawn_command(
+    editor: &Arc<TestEditor>,
+    command: &str,
+    argument: Value,
+) -> tokio::task::JoinHandle<Value> {
+    let (editor, command) = (editor.clone(), command.to_owned());
+    tokio::spawn(async move { editor.command_response(&command, argument).await })
+}
+
+async fn response(task: tokio::task::JoinHandle<Value>) -> Value {
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the command finished")
+        .expect("the command task")
+}
+
+fn labels(prompt: &Value) -> Vec<String> {
+    prompt["params"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{prompt}"))
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// The demo server offers tools only: its lists are empty, and a read is refused with a reason.
@@ -223,6 +313,16 @@ async fn a_server_without_resources_has_none_and_says_so() {
             )
             .await;
         assert!(read["error"]["data"]["kind"].is_string(), "{era}: {read}");
+        let subscribe = editor
+            .command_response(
+                "mcp-sidecar.subscribeResource",
+                json!({"server": "demo", "uri": "file:///etc/passwd"}),
+            )
+            .await;
+        assert_eq!(
+            subscribe["error"]["data"]["kind"], "refused",
+            "{era}: {subscribe}"
+        );
         let complete = editor
             .command_response(
                 "mcp-sidecar.complete",
@@ -235,4 +335,339 @@ async fn a_server_without_resources_has_none_and_says_so() {
         );
         editor.shutdown_and_exit().await;
     }
+}
+
+/// `fixtures/python/resources_server.py` in one era, as the server "resources".
+async fn python_resources(era: &str, extra_args: &[&str], settings: Value) -> Arc<TestEditor> {
+    let mut args = vec![
+        fixture("python/resources_server.py").display().to_string(),
+        "--era".into(),
+        era.into(),
+    ];
+    args.extend(extra_args.iter().map(|a| a.to_string()));
+    // Pinned: the fixture serves one era, and under `auto` rmcp gives up on `server/discover`
+    // after 10 s, which a loaded machine's Python start-up can take.
+    let pin = if era == "legacy" {
+        "2025-11-25"
+    } else {
+        "2026-07-28"
+    };
+    let def = json!({"command": peer("MCP_PYTHON"), "args": args, "protocolVersion": pin});
+    with_server("resources", def, settings).await
+}
+
+/// The `key` of every row, in order.
+fn column(listed: &Value, key: &str) -> Vec<String> {
+    unique(listed, key).into_iter().map(str::to_owned).collect()
+}
+
+/// Every page, in order, none twice: 29 resources, 25 prompts, 27 tools over pages of 10.
+async fn every_page_arrives(editor: &TestEditor) {
+    let on = json!({"server": "resources"});
+    let listed = editor
+        .command("mcp-sidecar.listResources", on.clone())
+        .await;
+    let mut want: Vec<String> = (0..25).map(|i| format!("fixture://doc/{i:02}")).collect();
+    want.extend(["secret", "huge", "blob", "counter"].map(|n| format!("fixture://{n}")));
+    assert_eq!(column(&listed, "uri"), want);
+    let listed = editor.command("mcp-sidecar.listPrompts", on.clone()).await;
+    let mut want: Vec<String> = (0..23).map(|i| format!("p{i:02}")).collect();
+    want.extend(["greet".into(), "confidential".into()]);
+    assert_eq!(column(&listed, "name"), want);
+    let listed = editor.command("mcp-sidecar.listTools", on.clone()).await;
+    let mut want: Vec<String> = (0..25).map(|i| format!("t{i:02}")).collect();
+    want.extend(["bump".into(), "change_lists".into()]);
+    assert_eq!(column(&listed, "name"), want);
+    let listed = editor
+        .command("mcp-sidecar.listResourceTemplates", on)
+        .await;
+    assert_eq!(
+        column(&listed, "uriTemplate"),
+        [
+            "fixture://doc/{id}",
+            "fixture://bad/{unclosed",
+            "fixture://empty/{}"
+        ]
+    );
+}
+
+/// The fixture's code question (legacy `elicitation/create`, 2026-07-28 `input_required`) as
+/// the editor sees it: the code typed, then the review's Submit (or Decline).
+async fn answer_code(editor: &TestEditor, message: &str, code: &str, submit: bool) {
+    let shown = editor
+        .answer_prompts(&[
+            (INPUT, json!({"value": code})),
+            (PICK, json!({"selected": [if submit { 0 } else { 2 }]})),
+        ])
+        .await;
+    assert_eq!(
+        shown[0]["params"]["title"],
+        format!("resources: {message}"),
+        "{shown:#?}"
+    );
+}
+
+fn first_text(response: &Value, at: &str) -> String {
+    response["result"]
+        .pointer(at)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no text at {at}: {response}"))
+        .to_owned()
+}
+
+async fn reads_and_prompts_that_ask(editor: &Arc<TestEditor>) {
+    let on = |more: Value| {
+        let mut argument = json!({"server": "resources"});
+        argument
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        argument
+    };
+    // A read that asks first.
+    let read = spawn_command(
+        editor,
+        "mcp-sidecar.readResource",
+        on(json!({"uri": "fixture://secret"})),
+    );
+    answer_code(editor, "Unlock the secret", "42", true).await;
+    let read = response(read).await;
+    assert_eq!(first_text(&read, "/contents/0/text"), "the secret for 42");
+    // Declined: the server's own error.
+    let read = spawn_command(
+        editor,
+        "mcp-sidecar.readResource",
+        on(json!({"uri": "fixture://secret"})),
+    );
+    answer_code(editor, "Unlock the secret", "7", false).await;
+    let read = response(read).await;
+    assert_eq!(read["error"]["data"]["kind"], "serverError", "{read}");
+    assert!(
+        read["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not unlocked: decline"),
+        "{read}"
+    );
+    // A prompt that asks first.
+    let got = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        on(json!({"name": "confidential"})),
+    );
+    answer_code(editor, "Unlock the prompt", "9", true).await;
+    let got = response(got).await;
+    assert_eq!(
+        first_text(&got, "/messages/0/content/text"),
+        "the prompt for 9"
+    );
+    // Without arguments every declared one is asked, suggestions first (name, then the
+    // optional style, which is offered with Skip).
+    let got = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        on(json!({"name": "greet"})),
+    );
+    let shown = editor
+        .answer_prompts(&[
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [1]})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(
+        labels(&shown[0]),
+        ["Alice", "Bob", "Carol", "Dave", "Type a value…"]
+    );
+    assert_eq!(
+        labels(&shown[1]),
+        ["casual", "formal", "Type a value…", "Skip (leave empty)"]
+    );
+    assert_eq!(
+        shown[0]["params"]["title"],
+        "resources: arguments for prompt greet"
+    );
+    let got = response(got).await;
+    assert_eq!(
+        first_text(&got, "/messages/0/content/text"),
+        "formal: Hello, Bob!"
+    );
+    // Given arguments are the completion's context; only the missing required one is asked,
+    // and a value of one's own can be typed.
+    let got = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        on(json!({"name": "greet", "arguments": {"style": "formal"}})),
+    );
+    let shown = editor
+        .answer_prompts(&[
+            (PICK, json!({"selected": [4]})),
+            (INPUT, json!({"value": "Zed"})),
+            (PICK, json!({"selected": [0]})),
+        ])
+        .await;
+    assert_eq!(labels(&shown[0])[0], "Dr. Alice", "{shown:#?}");
+    let got = response(got).await;
+    assert_eq!(
+        first_text(&got, "/messages/0/content/text"),
+        "formal: Hello, Zed!"
+    );
+    // Declining the arguments is `refused`, dismissing them `cancelled`; the server is not asked.
+    let got = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        on(json!({"name": "greet", "arguments": {}})),
+    );
+    editor
+        .answer_prompts(&[
+            (PICK, json!({"selected": [0]})),
+            (PICK, json!({"selected": [2]})),
+        ])
+        .await;
+    let got = response(got).await;
+    assert_eq!(got["error"]["data"]["kind"], "refused", "{got}");
+    let got = spawn_command(
+        editor,
+        "mcp-sidecar.getPrompt",
+        on(json!({"name": "greet", "arguments": {}})),
+    );
+    editor.answer_prompts(&[(PICK, Value::Null)]).await;
+    let got = response(got).await;
+    assert_eq!(got["error"]["data"]["kind"], "cancelled", "{got}");
+}
+
+/// Subscriptions and list changes: legacy `resources/subscribe` and notifications, 2026-07-28
+/// the `subscriptions/listen` stream; either way the update reaches the editor and the lists
+/// are fetched afresh.
+async fn updates_and_list_changes(editor: &TestEditor) {
+    let counter = json!({"server": "resources", "uri": "fixture://counter"});
+    let subscribed = editor
+        .command("mcp-sidecar.subscribeResource", counter.clone())
+        .await;
+    assert_eq!(subscribed["subscribed"], true, "{subscribed}");
+    let mark = editor.mark();
+    let bumped = call(editor, "resources", "bump", json!({})).await;
+    assert_eq!(text_of(&bumped), "count 1");
+    let update = editor
+        .wait_notification(mark, |n| n["method"] == "mcp-sidecar/resourceUpdated")
+        .await;
+    assert_eq!(update["params"], counter, "{update}");
+    let read = editor
+        .command("mcp-sidecar.readResource", counter.clone())
+        .await;
+    assert_eq!(read["contents"][0]["text"], "count 1");
+    let unsubscribed = editor
+        .command("mcp-sidecar.unsubscribeResource", counter.clone())
+        .await;
+    assert_eq!(unsubscribed["subscribed"], false);
+
+    // The caches are full; the server adds one of each and says so.
+    let on = json!({"server": "resources"});
+    for command in ["mcp-sidecar.listPrompts", "mcp-sidecar.listResources"] {
+        editor.command(command, on.clone()).await;
+    }
+    let mark = editor.mark();
+    let changed = call(editor, "resources", "change_lists", json!({})).await;
+    assert_eq!(text_of(&changed), "extra 1");
+    wait_log(editor, mark, "[resources] tool list changed").await;
+    let tools = editor.command("mcp-sidecar.listTools", on.clone()).await;
+    assert!(
+        column(&tools, "name").contains(&"extra_1".to_owned()),
+        "{tools}"
+    );
+    eventually("the prompt list to be fetched afresh", || async {
+        let listed = editor.command("mcp-sidecar.listPrompts", on.clone()).await;
+        column(&listed, "name").contains(&"extra_1".to_owned())
+    })
+    .await;
+    eventually("the resource list to be fetched afresh", || async {
+        let listed = editor
+            .command("mcp-sidecar.listResources", on.clone())
+            .await;
+        column(&listed, "uri").contains(&"fixture://extra/1".to_owned())
+    })
+    .await;
+}
+
+/// Bad input: a resource over `maxMessageBytes` (a clear error; the server is restarted and
+/// serves again), a binary blob, URIs from malformed templates and an unknown URI (the server's
+/// errors, named).
+async fn bad_input(editor: &TestEditor) {
+    let read = |uri: &str| {
+        editor.command_response(
+            "mcp-sidecar.readResource",
+            json!({"server": "resources", "uri": uri}),
+        )
+    };
+    let mark = editor.mark();
+    let huge = read("fixture://huge").await;
+    let message = huge["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("maxMessageBytes"), "{huge}");
+    assert_eq!(huge["error"]["data"]["kind"], "serverGone", "{huge}");
+    editor.wait_status(mark, "resources", "running").await;
+    let doc = read("fixture://doc/03").await;
+    assert_eq!(doc["result"]["contents"][0]["text"], "document 03", "{doc}");
+
+    let blob = read("fixture://blob").await;
+    let content = &blob["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "application/octet-stream", "{blob}");
+    let bytes: Vec<u8> = (0..=255).collect();
+    assert_eq!(content["blob"], base64(&bytes), "{blob}");
+    assert!(content.get("text").is_none(), "{blob}");
+
+    for uri in [
+        "fixture://bad/{unclosed",
+        "fixture://empty/{}",
+        "fixture://nowhere",
+    ] {
+        let failed = read(uri).await;
+        assert_eq!(
+            failed["error"]["data"]["kind"], "serverError",
+            "{uri}: {failed}"
+        );
+        assert_eq!(
+            failed["error"]["data"]["mcpCode"], -32002,
+            "{uri}: {failed}"
+        );
+        let message = failed["error"]["message"].as_str().unwrap();
+        assert!(message.contains(uri), "{message}");
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |n, b| n << 8 | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+async fn python_sdk_resources(era: &str) {
+    let settings = json!({"maxMessageBytes": 1_000_000});
+    let editor = python_resources(era, &["--huge", "1500000"], settings).await;
+    every_page_arrives(&editor).await;
+    reads_and_prompts_that_ask(&editor).await;
+    updates_and_list_changes(&editor).await;
+    bad_input(&editor).await;
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_resources_and_prompts_legacy_era() {
+    python_sdk_resources("legacy").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn python_sdk_resources_and_prompts_modern_era() {
+    python_sdk_resources("modern").await;
 }
