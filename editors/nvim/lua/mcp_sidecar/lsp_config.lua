@@ -21,16 +21,6 @@ M.editor_capabilities = {
 --- Contract methods and commands this plugin deliberately leaves out, each with the reason
 --- (tests/it/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
 M.not_offered = {
-  ['mcp-sidecar/resourceUpdated'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listResources'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listResourceTemplates'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.readResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.subscribeResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.unsubscribeResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listPrompts'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.getPrompt'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.complete'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.gatewayInfo'] = 'phase 2 of the gateway (issue 14): :terminal environment and :Mcp gateway snippets',
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
 }
 
@@ -138,6 +128,8 @@ function M.config()
       vim.schedule(function()
         require('mcp_sidecar.state').clear(client_id)
         require('mcp_sidecar.prompts').cancel_all(client_id)
+        require('mcp_sidecar.resources').forget(client_id)
+        require('mcp_sidecar.gateway').clear(client_id)
       end)
     end,
   }

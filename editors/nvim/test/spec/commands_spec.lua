@@ -43,7 +43,10 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   T.wait_buf('^mcp://servers$')
   vim.cmd('Mcp frobnicate')
   local n = T.wait_notification('unknown subcommand "frobnicate"')
-  T.contains(n.message, 'call, log, restart, sampling-log, servers, signin, signout, tools, trust, untrust')
+  T.contains(
+    n.message,
+    'call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, tools, trust, untrust'
+  )
   T.eq(vim.log.levels.ERROR, n.level)
 end)
 
