@@ -696,10 +696,10 @@ local function expand_template(api, row)
     )
     return nil
   end
-  local names = resources.variables(parts)
+  local names, optional = resources.variables(parts)
   local described = {}
   for _, name in ipairs(names) do
-    described[name] = { required = true }
+    described[name] = { required = not optional[name] }
   end
   local ref = { type = 'ref/resource', uri = row.uriTemplate }
   local values = ask_values(api, row.server, ref, ('%s: %s'):format(row.server, row.name), names, described)

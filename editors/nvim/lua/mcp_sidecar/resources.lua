@@ -76,20 +76,22 @@ function M.parse_template(template)
   return parts
 end
 
---- The variable names of a parsed template, in order, each once.
+--- The variable names of a parsed template, in order, each once; and the set of those that may
+--- be left out (only in query expressions, `{?...}` and `{&...}`).
 function M.variables(parts)
-  local names, seen = {}, {}
+  local names, optional, seen = {}, {}, {}
   for _, part in ipairs(parts) do
     if type(part) == 'table' then
       for _, var in ipairs(part.vars) do
         if not seen[var.name] then
           seen[var.name] = true
           table.insert(names, var.name)
+          optional[var.name] = part.op == '?' or part.op == '&'
         end
       end
     end
   end
-  return names
+  return names, optional
 end
 
 local function encode(value, reserved)

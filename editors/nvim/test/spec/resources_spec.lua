@@ -42,6 +42,9 @@ T.test('URI templates: RFC 6570 expansion, and malformed ones are named', functi
   local r = require('mcp_sidecar.resources')
   local parts = assert(r.parse_template('demo://resource/dynamic/text/{resourceId}'))
   T.eq({ 'resourceId' }, r.variables(parts))
+  local names, optional = r.variables(assert(r.parse_template('api://s/{seg}{?q,n}')))
+  T.eq({ 'seg', 'q', 'n' }, names)
+  T.eq({ seg = false, q = true, n = true }, optional)
   T.eq('demo://resource/dynamic/text/3', r.expand(parts, { resourceId = '3' }))
   T.eq('demo://x/a%20b%2Fc', r.expand(assert(r.parse_template('demo://x/{v}')), { v = 'a b/c' }))
   T.eq('file:///a/b/c', r.expand(assert(r.parse_template('file:///{+path}')), { path = 'a/b/c' }))
@@ -195,6 +198,30 @@ T.test(':Mcp prompt: completion suggestions, the earlier argument as context', f
   T.contains(T.lines(buf), 'Please promote Eve to the head of the Sales team.')
   T.eq({ 'Engineering', 'Sales', 'Marketing', 'Support', 'Type a value…' }, selects[1].lines)
   T.eq({ 'David', 'Eve', 'Frank', 'Type a value…' }, selects[2].lines)
+end)
+
+T.test('<Tab> in the value input completes from the server (a real vim.fn.input)', function()
+  start()
+  local selects = T.script_select(function(lines, _, opts)
+    if opts.prompt:find('› department', 1, true) then
+      return T.pick('Type a value…')(lines)
+    end
+    return T.pick('Bob')(lines)
+  end)
+  -- The default vim.ui.input (vim.fn.input), fed keys as a person types them once it opens.
+  local real = vim.ui.input
+  local prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(prompts, opts.prompt)
+    T.feed('Eng<Tab><CR>')
+    return real(opts, on_confirm)
+  end
+  vim.cmd('Mcp prompt ' .. SERVER .. ' completable-prompt')
+  local buf = T.wait_buf('^mcp://prompt/everything/completable%-prompt/%d+$', 20000)
+  T.contains(T.lines(buf), 'Please promote Bob to the head of the Engineering team.')
+  T.eq(1, #prompts)
+  T.contains(prompts[1], '› department (required; Choose the department.)')
+  T.eq({ 'Alice', 'Bob', 'Charlie', 'Type a value…' }, selects[2].lines)
 end)
 
 T.test(':Mcp! prompt inserts the text at the cursor', function()
