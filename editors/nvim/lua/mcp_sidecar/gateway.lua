@@ -1,6 +1,8 @@
 -- The gateway for agents in Neovim's terminals (docs/gateway.md): the environment of
 -- `mcp-sidecar.gatewayInfo` goes into Neovim's own (`vim.env`), which `:terminal` jobs and
 -- every other child process inherit, and `:Mcp gateway` shows ready configurations for agents.
+local scratch = require('mcp_sidecar.ui.scratch')
+
 local M = {}
 
 --- The gateway environment each sidecar reported, by client id.
@@ -142,6 +144,52 @@ function M.snippets(bin, info)
     snippet.text = snippet.text or table.concat(snippet.lines, '\n')
   end
   return list
+end
+
+--- :Mcp gateway's buffer: the snippets for the sidecar binary `bin` and the gatewayInfo `info`;
+--- y yanks the one under the cursor.
+function M.show(bin, info)
+  local lines = {
+    "# Agents in the terminal: this workspace's MCP servers through the gateway",
+    '',
+    'y yanks the snippet under the cursor (to the + and " registers) · q close',
+    '',
+  }
+  local url = M.current_env().MCP_SIDECAR_GATEWAY
+  if url then
+    table.insert(lines, ':terminal jobs get MCP_SIDECAR_GATEWAY=' .. url)
+  else
+    table.insert(
+      lines,
+      'Several sidecars run: terminals find theirs through the discovery file of their folder.'
+    )
+  end
+  table.insert(lines, '')
+  local at = {}
+  for _, snippet in ipairs(M.snippets(bin, info)) do
+    vim.list_extend(lines, { '## ' .. snippet.title, '' })
+    for _, line in ipairs(snippet.lines) do
+      table.insert(lines, '    ' .. line)
+      at[#lines] = snippet
+    end
+    table.insert(lines, '')
+  end
+  local function yank()
+    local row = vim.api.nvim_win_get_cursor(0)[1]
+    -- On a heading, the snippet below it.
+    local snippet = at[row] or at[row + 1] or at[row + 2]
+    if not snippet then
+      vim.notify('mcp-sidecar: put the cursor on a snippet', vim.log.levels.WARN)
+      return
+    end
+    vim.fn.setreg('"', snippet.text)
+    pcall(vim.fn.setreg, '+', snippet.text)
+    vim.notify('mcp-sidecar: yanked: ' .. snippet.title, vim.log.levels.INFO)
+  end
+  return scratch.show('mcp://gateway', lines, {
+    filetype = 'markdown',
+    keys = { y = { desc = 'Yank the snippet under the cursor', fn = yank } },
+  })
 end
 
 return M
