@@ -90,9 +90,18 @@ function M.config()
       if not argv then
         error('mcp-sidecar: ' .. err, 0)
       end
+      -- The gateway variables Neovim has (this plugin's, for its terminals, or an outer editor's)
+      -- are not this sidecar's: blanked (an empty value is unset for `mcp-sidecar gateway`), so
+      -- neither it nor its servers see another gateway's secret.
+      local env = cfg.cmd_env
+      for _, name in ipairs({ 'MCP_SIDECAR_GATEWAY', 'MCP_SIDECAR_GATEWAY_TOKEN' }) do
+        if vim.env[name] then
+          env = vim.tbl_extend('force', env or {}, { [name] = (env or {})[name] or '' })
+        end
+      end
       return vim.lsp.rpc.start(argv, dispatchers, {
         cwd = cfg.cmd_cwd or cfg.root_dir,
-        env = cfg.cmd_env,
+        env = env,
         detached = cfg.detached,
       })
     end,

@@ -85,15 +85,55 @@ T.test('gateway.enabled = false clears the environment; turning it on sets the n
   T.ok(wait_env() ~= nil, 'a gateway again')
 end)
 
-T.test('a stopped sidecar takes its environment with it; the next one sets its own', function()
+--- The environment of the running sidecar process (a child of this Neovim), from /proc.
+local function sidecar_environ()
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local f = io.open(('/proc/%d/cmdline'):format(pid), 'rb')
+    local cmdline = f and f:read('*a') or ''
+    if f then
+      f:close()
+    end
+    if cmdline:find(T.bin, 1, true) and not cmdline:find('demo-server', 1, true) then
+      local e = assert(io.open(('/proc/%d/environ'):format(pid), 'rb'))
+      local vars = {}
+      for entry in e:read('*a'):gmatch('[^%z]+') do
+        local name, value = entry:match('^([^=]+)=(.*)$')
+        if name then
+          vars[name] = value
+        end
+      end
+      e:close()
+      return vars
+    end
+  end
+end
+
+T.test('a stopped sidecar takes its environment with it, earlier values come back', function()
   wait_env()
   local client = require('mcp_sidecar').client()
   client:stop()
   T.wait(function()
     return client:is_stopped() and vim.env.MCP_SIDECAR_GATEWAY == nil
   end, 'the variables to be gone with the sidecar')
+  -- As if Neovim ran in another editor's terminal: that editor's gateway.
+  vim.env.MCP_SIDECAR_GATEWAY = 'http://127.0.0.1:9/outer'
+  vim.env.MCP_SIDECAR_GATEWAY_TOKEN = 'outer-secret'
   vim.cmd('Mcp servers')
   T.wait_buf('^mcp://servers$')
+  T.wait_running('demo')
+  local url = wait_env()
+  T.ok(url ~= 'http://127.0.0.1:9/outer', url)
+  -- Neither the new sidecar nor its servers got the outer (or any) gateway's secret.
+  local environ = T.ok(sidecar_environ(), 'the sidecar process')
+  T.eq('', environ.MCP_SIDECAR_GATEWAY)
+  T.eq('', environ.MCP_SIDECAR_GATEWAY_TOKEN)
+  require('mcp_sidecar').client():stop()
+  T.wait(function()
+    return vim.env.MCP_SIDECAR_GATEWAY == 'http://127.0.0.1:9/outer'
+  end, 'the outer value to come back')
+  T.eq('outer-secret', vim.env.MCP_SIDECAR_GATEWAY_TOKEN)
+  vim.env.MCP_SIDECAR_GATEWAY, vim.env.MCP_SIDECAR_GATEWAY_TOKEN = nil, nil
+  vim.cmd('Mcp servers')
   T.wait_running('demo')
   wait_env()
 end)
