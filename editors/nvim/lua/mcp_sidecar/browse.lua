@@ -7,16 +7,11 @@ local format = require('mcp_sidecar.format')
 local resources = require('mcp_sidecar.resources')
 local scratch = require('mcp_sidecar.ui.scratch')
 local state = require('mcp_sidecar.state')
+local util = require('mcp_sidecar.util')
 
 local M = {}
 
-local function notify(message, level)
-  vim.notify('mcp-sidecar: ' .. message, level or vim.log.levels.INFO)
-end
-
-local function is_null(value)
-  return value == nil or value == vim.NIL
-end
+local notify, is_null = util.notify, util.is_null
 
 local function is_cancelled(err)
   return require('mcp_sidecar.client').is_cancelled(err)

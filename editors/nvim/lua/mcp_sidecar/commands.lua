@@ -9,6 +9,7 @@ local gateway = require('mcp_sidecar.gateway')
 local resources = require('mcp_sidecar.resources')
 local scratch = require('mcp_sidecar.ui.scratch')
 local state = require('mcp_sidecar.state')
+local util = require('mcp_sidecar.util')
 
 local M = {}
 
@@ -33,13 +34,7 @@ M.CMD = {
   gateway_info = 'mcp-sidecar.gatewayInfo',
 }
 
-local function notify(message, level)
-  vim.notify('mcp-sidecar: ' .. message, level or vim.log.levels.INFO)
-end
-
-local function is_null(value)
-  return value == nil or value == vim.NIL
-end
+local notify, is_null = util.notify, util.is_null
 
 --- Runs `fn(client)` in a coroutine with the workspace's sidecar (started when needed).
 local function with_client(fn)

@@ -210,9 +210,7 @@ function M.buffer_name(server, uri)
   return ('mcp://resource/%s/%s'):format(server, uri)
 end
 
-local function notify(message, level)
-  vim.notify('mcp-sidecar: ' .. message, level or vim.log.levels.INFO)
-end
+local notify = require('mcp_sidecar.util').notify
 
 local function text_lines(text)
   local lines = vim.split(text, '\n', { plain = true })
