@@ -30,6 +30,7 @@ T.test('terminal jobs get MCP_SIDECAR_GATEWAY and its token', function()
   T.contains(T.lines(term), 'gateway=' .. url .. '\n')
   T.contains(T.lines(term), 'token=' .. token .. '.')
   vim.cmd('bwipeout! ' .. term)
+  T.contains(T.health_lines(), ':terminal jobs get MCP_SIDECAR_GATEWAY=' .. url)
 end)
 
 T.test(':Mcp gateway shows the snippets; y yanks one, the secret only in the yank', function()
@@ -79,6 +80,7 @@ T.test('gateway.enabled = false clears the environment; turning it on sets the n
   T.wait(function()
     return vim.env.MCP_SIDECAR_GATEWAY == nil and vim.env.MCP_SIDECAR_GATEWAY_TOKEN == nil
   end, 'the variables to be gone')
+  T.contains(T.health_lines(), 'no gateway for terminals')
   vim.cmd('Mcp gateway')
   T.wait_notification('the gateway is not available: ')
   require('mcp_sidecar').setup({ settings = { gateway = { enabled = true } } })
