@@ -12,7 +12,8 @@ vim.api.nvim_create_user_command('Mcp', function(opts)
   require('mcp_sidecar.commands').run(opts)
 end, {
   nargs = '*',
-  desc = 'MCP: servers, tools, call, restart, trust, untrust, sampling-log, log',
+  bang = true,
+  desc = 'MCP: servers, tools, call, resources, read, prompt, gateway, restart, trust, untrust, log',
   complete = function(arglead, cmdline, cursorpos)
     return require('mcp_sidecar.commands').complete(arglead, cmdline, cursorpos)
   end,

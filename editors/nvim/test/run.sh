@@ -5,7 +5,8 @@
 #   editors/nvim/test/run.sh prompts draft      only specs whose name contains one of these
 # Environment: MCP_SIDECAR_BIN (default: cargo build, then target/debug/mcp-sidecar),
 #              NVIM (default: installed by test/install.sh), SPEC_TIMEOUT (seconds, default 90),
-#              MCP_PYTHON (default: from .cache/peers/env.sh; signin_spec's fixture needs it).
+#              MCP_PYTHON, MCP_EVERYTHING_JS (default: from .cache/peers/env.sh; signin_spec's
+#              and gateway_spec's Python, resources_spec's server-everything).
 # Prints "N passed, N failed" last; exits non-zero when a test failed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,10 +19,13 @@ if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
   MCP_SIDECAR_BIN="$ROOT/target/debug/mcp-sidecar"
 fi
 export MCP_SIDECAR_BIN
-# signin_spec's OAuth-protected fixture runs on the Python SDK peer (scripts/install-peers.sh).
-if [[ -z "${MCP_PYTHON:-}" && -f "$ROOT/.cache/peers/env.sh" ]]; then
+# The peers of scripts/install-peers.sh: the Python SDK (signin_spec's OAuth-protected fixture,
+# gateway_spec's agent) and server-everything (resources_spec). Values already set are kept.
+if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" ) && -f "$ROOT/.cache/peers/env.sh" ]]; then
+  keep_python="${MCP_PYTHON:-}" keep_everything="${MCP_EVERYTHING_JS:-}"
   # shellcheck disable=SC1091
   . "$ROOT/.cache/peers/env.sh"
+  export MCP_PYTHON="${keep_python:-${MCP_PYTHON:-}}" MCP_EVERYTHING_JS="${keep_everything:-${MCP_EVERYTHING_JS:-}}"
 fi
 echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 

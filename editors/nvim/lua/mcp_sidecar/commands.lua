@@ -1,10 +1,15 @@
 -- The :Mcp command: subcommands and their completion.
 local async = require('mcp_sidecar.async')
+local binary = require('mcp_sidecar.binary')
+local browse = require('mcp_sidecar.browse')
 local client_mod = require('mcp_sidecar.client')
 local config = require('mcp_sidecar.config')
 local format = require('mcp_sidecar.format')
+local gateway = require('mcp_sidecar.gateway')
+local resources = require('mcp_sidecar.resources')
 local scratch = require('mcp_sidecar.ui.scratch')
 local state = require('mcp_sidecar.state')
+local util = require('mcp_sidecar.util')
 
 local M = {}
 
@@ -18,15 +23,18 @@ M.CMD = {
   open_sampling_log = 'mcp-sidecar.openSamplingLog',
   sign_in = 'mcp-sidecar.signIn',
   sign_out = 'mcp-sidecar.signOut',
+  list_resources = 'mcp-sidecar.listResources',
+  list_resource_templates = 'mcp-sidecar.listResourceTemplates',
+  read_resource = 'mcp-sidecar.readResource',
+  subscribe_resource = 'mcp-sidecar.subscribeResource',
+  unsubscribe_resource = 'mcp-sidecar.unsubscribeResource',
+  list_prompts = 'mcp-sidecar.listPrompts',
+  get_prompt = 'mcp-sidecar.getPrompt',
+  complete = 'mcp-sidecar.complete',
+  gateway_info = 'mcp-sidecar.gatewayInfo',
 }
 
-local function notify(message, level)
-  vim.notify('mcp-sidecar: ' .. message, level or vim.log.levels.INFO)
-end
-
-local function is_null(value)
-  return value == nil or value == vim.NIL
-end
+local notify, is_null = util.notify, util.is_null
 
 --- Runs `fn(client)` in a coroutine with the workspace's sidecar (started when needed).
 local function with_client(fn)
@@ -565,6 +573,133 @@ function M.sign_out(server)
   end)
 end
 
+-- Resources, prompts and completions (issue 15) ---------------------------------------------------
+
+--- Runs a command synchronously (for command-line completion and <Tab> in an input); nil on
+--- an error or after `timeout` ms.
+local function exec_sync(client, command, argument, timeout)
+  local response = client:request_sync('workspace/executeCommand', {
+    command = command,
+    arguments = { argument or vim.empty_dict() },
+  }, timeout or 1000)
+  if response and not response.err and type(response.result) == 'table' then
+    return response.result
+  end
+end
+
+--- The resource, prompt and completion commands of one sidecar, for resources.lua and the flows
+--- below. Each returns (result, err) and runs inside async.run(); `complete` also outside (then
+--- synchronously, for <Tab>), and gives the suggested values.
+local function server_api(client)
+  local function run(command, argument)
+    return client_mod.exec(client, command, argument)
+  end
+  local function on(server)
+    return server and { server = server } or nil
+  end
+  local no_completions = {}
+  return {
+    client_id = client.id,
+    error_message = client_mod.error_message,
+    list_resources = function(server)
+      return run(M.CMD.list_resources, on(server))
+    end,
+    list_templates = function(server)
+      return run(M.CMD.list_resource_templates, on(server))
+    end,
+    read = function(server, uri)
+      return run(M.CMD.read_resource, { server = server, uri = uri })
+    end,
+    subscribe = function(server, uri)
+      return run(M.CMD.subscribe_resource, { server = server, uri = uri })
+    end,
+    unsubscribe = function(server, uri)
+      return run(M.CMD.unsubscribe_resource, { server = server, uri = uri })
+    end,
+    list_prompts = function(server)
+      return run(M.CMD.list_prompts, on(server))
+    end,
+    get_prompt = function(server, name, arguments)
+      return run(M.CMD.get_prompt, { server = server, name = name, arguments = arguments })
+    end,
+    --- Suggested values for argument `name` (typed so far: `value`), [] when there are none or
+    --- the server has no completions.
+    complete = function(server, ref, name, value, context)
+      if no_completions[server] then
+        return {}
+      end
+      local argument = { server = server, ref = ref, argument = { name = name, value = value } }
+      if context and next(context) ~= nil then
+        argument.context = { arguments = context }
+      end
+      local result, err
+      if coroutine.running() then
+        result, err = run(M.CMD.complete, argument)
+      else
+        result = exec_sync(client, M.CMD.complete, argument)
+      end
+      if vim.tbl_get(err or {}, 'data', 'kind') == 'refused' then
+        no_completions[server] = true
+      end
+      local values = vim.tbl_get(result or {}, 'completion', 'values')
+      return type(values) == 'table'
+          and vim.tbl_filter(function(v)
+            return type(v) == 'string'
+          end, values)
+        or {}
+    end,
+  }
+end
+
+--- :Mcp resources [server]: a pick over the resources and templates, then the chosen one read.
+function M.resources(server)
+  with_client(function(client)
+    browse.resources(server_api(client), server)
+  end)
+end
+
+--- :Mcp read <server> <uri>
+function M.read(server, uri)
+  if not server or not uri or uri == '' then
+    notify('usage: :Mcp read <server> <uri> (or :Mcp resources to pick one)', vim.log.levels.ERROR)
+    return
+  end
+  with_client(function(client)
+    resources.open(server_api(client), server, uri)
+  end)
+end
+
+--- :Mcp[!] prompt [server] [name]: the arguments asked, then the messages in a Markdown buffer,
+--- or (with !) their text inserted at the cursor of the window it was run from.
+function M.prompt(server, name, insert)
+  local origin = vim.api.nvim_get_current_win()
+  with_client(function(client)
+    browse.prompt(server_api(client), server, name, insert and origin or nil)
+  end)
+end
+
+-- :Mcp gateway (issue 14) --------------------------------------------------------------------------
+
+--- `mcp-sidecar.gatewayInfo` of `client`, inside async.run(): (info, err).
+function M.gateway_info(client)
+  return client_mod.exec(client, M.CMD.gateway_info)
+end
+
+--- :Mcp gateway: ready configurations for agents; y yanks the one under the cursor.
+function M.gateway()
+  with_client(function(client)
+    local info, err = M.gateway_info(client)
+    if err then
+      notify('the gateway is not available: ' .. client_mod.error_message(err), vim.log.levels.WARN)
+      return
+    end
+    if type(info) == 'table' then
+      gateway.set(client.id, info.env)
+    end
+    gateway.show(binary.resolve() or 'mcp-sidecar', info)
+  end)
+end
+
 -- :Mcp sampling-log ----------------------------------------------------------------------------
 
 function M.sampling_log()
@@ -628,6 +763,18 @@ M.subcommands = {
   log = function()
     M.log()
   end,
+  resources = function(args)
+    M.resources(args[1])
+  end,
+  read = function(args)
+    M.read(args[1], #args > 1 and table.concat(vim.list_slice(args, 2), ' ') or nil)
+  end,
+  prompt = function(args, opts)
+    M.prompt(args[1], args[2], opts.bang)
+  end,
+  gateway = function()
+    M.gateway()
+  end,
 }
 
 function M.run(opts)
@@ -643,7 +790,7 @@ function M.run(opts)
     )
     return
   end
-  fn(args)
+  fn(args, { bang = opts.bang == true })
 end
 
 local function server_names()
@@ -709,6 +856,20 @@ local function tool_names(server)
   return state.tools(client.id, server) or {}
 end
 
+--- Resource URIs or prompt names of `server` for completion: asked again each time (the
+--- sidecar keeps the lists), the last answer when it does not answer within a second.
+local function listed_names(kind, command, field, server)
+  local client = client_mod.get()
+  if not client or not server then
+    return {}
+  end
+  local rows = exec_sync(client, command, { server = server })
+  if rows then
+    state.set_names(client.id, kind, rows, server, field)
+  end
+  return state.names(client.id, kind, server) or {}
+end
+
 function M.complete(arglead, cmdline, cursorpos)
   local words = vim.split(cmdline:sub(1, cursorpos), '%s+')
   local index = #words - 1 -- 1: the subcommand
@@ -718,13 +879,26 @@ function M.complete(arglead, cmdline, cursorpos)
     table.sort(candidates)
   else
     local sub = words[2]
-    local takes_server = { tools = true, call = true, restart = true, trust = true, untrust = true }
+    local takes_server = {
+      tools = true,
+      call = true,
+      restart = true,
+      trust = true,
+      untrust = true,
+      resources = true,
+      read = true,
+      prompt = true,
+    }
     if index == 2 and takes_server[sub] then
       candidates = server_names()
     elseif index == 2 and (sub == 'signin' or sub == 'signout') then
       candidates = http_server_names()
     elseif index == 3 and sub == 'call' then
       candidates = tool_names(words[3])
+    elseif index == 3 and sub == 'read' then
+      candidates = listed_names('resources', M.CMD.list_resources, 'uri', words[3])
+    elseif index == 3 and sub == 'prompt' then
+      candidates = listed_names('prompts', M.CMD.list_prompts, 'name', words[3])
     end
   end
   table.sort(candidates)

@@ -112,6 +112,53 @@ function M.tool_result(server, tool, arguments, result)
   return lines
 end
 
+--- A GetPromptResult as Markdown lines: a heading, the arguments, the description, then each
+--- message under its role.
+function M.prompt_result(server, name, arguments, result)
+  local lines = { ('# %s › %s'):format(server, name), '' }
+  if type(arguments) == 'table' and next(arguments) ~= nil then
+    vim.list_extend(lines, { 'Arguments: `' .. M.inline_json(arguments) .. '`', '' })
+  end
+  if type(result) == 'table' and type(result.description) == 'string' and result.description ~= '' then
+    add_text(lines, result.description)
+    table.insert(lines, '')
+  end
+  local messages = type(result) == 'table' and type(result.messages) == 'table' and result.messages or {}
+  for _, message in ipairs(messages) do
+    if type(message) == 'table' then
+      vim.list_extend(lines, { '## ' .. tostring(message.role or 'message'), '' })
+      if type(message.content) == 'table' then
+        content_block(lines, message.content)
+      end
+      table.insert(lines, '')
+    end
+  end
+  if #messages == 0 then
+    table.insert(lines, 'The prompt has no messages.')
+  end
+  return lines
+end
+
+--- The text of a GetPromptResult's messages (text and embedded text resources), blank lines
+--- between messages, for inserting into a buffer.
+function M.prompt_text(result)
+  local lines = {}
+  local messages = type(result) == 'table' and type(result.messages) == 'table' and result.messages or {}
+  for _, message in ipairs(messages) do
+    local content = type(message) == 'table' and message.content or nil
+    local text = type(content) == 'table'
+        and (content.type == 'text' and content.text or vim.tbl_get(content, 'resource', 'text'))
+      or nil
+    if type(text) == 'string' then
+      if #lines > 0 then
+        table.insert(lines, '')
+      end
+      add_text(lines, text)
+    end
+  end
+  return lines
+end
+
 --- A short description of a tool's arguments: "a (number, required), b (number, required)".
 function M.arguments(schema)
   local props = type(schema) == 'table' and schema.properties or nil

@@ -43,6 +43,16 @@ M['mcp-sidecar/serverStatus'] = function(_, params, ctx)
   require('mcp_sidecar.state').update(ctx.client_id, params)
 end
 
+M['mcp-sidecar/resourceUpdated'] = function(_, params, ctx)
+  require('mcp_sidecar.resources').updated(ctx.client_id, params)
+end
+
+-- The log as usual; its gateway lines also set the terminals' environment (gateway.lua).
+M['window/logMessage'] = function(err, params, ctx)
+  require('mcp_sidecar.gateway').on_log(ctx.client_id, params)
+  return vim.lsp.handlers['window/logMessage'](err, params, ctx)
+end
+
 -- External URLs (URL elicitation, after the person's consent) go through vim.ui.open; anything
 -- else is Neovim's own showDocument.
 M['window/showDocument'] = function(err, params, ctx)

@@ -157,6 +157,15 @@ local function check_clients()
     end
     check_servers(client)
   end
+  local gateway = require('mcp_sidecar.gateway')
+  local url = gateway.current_env().MCP_SIDECAR_GATEWAY
+  if url then
+    health.ok(':terminal jobs get MCP_SIDECAR_GATEWAY=' .. url .. ' (:Mcp gateway for agent configurations)')
+  elseif gateway.count() > 1 then
+    health.info('several sidecars serve a gateway: terminals find theirs through the discovery files')
+  else
+    health.info('no gateway for terminals (gateway.enabled is false, or it is still starting)')
+  end
   local open = require('mcp_sidecar.prompts').list()
   if #open > 0 then
     health.info(('%d prompt(s) waiting for an answer'):format(#open))

@@ -21,16 +21,6 @@ M.editor_capabilities = {
 --- Contract methods and commands this plugin deliberately leaves out, each with the reason
 --- (tests/it/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
 M.not_offered = {
-  ['mcp-sidecar/resourceUpdated'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listResources'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listResourceTemplates'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.readResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.subscribeResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.unsubscribeResource'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.listPrompts'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.getPrompt'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.complete'] = 'the resource and prompt browser (:Mcp resources, :Mcp read, :Mcp prompt) is the next step of issue 15',
-  ['mcp-sidecar.gatewayInfo'] = 'phase 2 of the gateway (issue 14): :terminal environment and :Mcp gateway snippets',
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
 }
 
@@ -100,9 +90,18 @@ function M.config()
       if not argv then
         error('mcp-sidecar: ' .. err, 0)
       end
+      -- The gateway variables Neovim has (this plugin's, for its terminals, or an outer editor's)
+      -- are not this sidecar's: blanked (an empty value is unset for `mcp-sidecar gateway`), so
+      -- neither it nor its servers see another gateway's secret.
+      local env = cfg.cmd_env
+      for _, name in ipairs({ 'MCP_SIDECAR_GATEWAY', 'MCP_SIDECAR_GATEWAY_TOKEN' }) do
+        if vim.env[name] then
+          env = vim.tbl_extend('force', env or {}, { [name] = (env or {})[name] or '' })
+        end
+      end
       return vim.lsp.rpc.start(argv, dispatchers, {
         cwd = cfg.cmd_cwd or cfg.root_dir,
-        env = cfg.cmd_env,
+        env = env,
         detached = cfg.detached,
       })
     end,
@@ -138,6 +137,8 @@ function M.config()
       vim.schedule(function()
         require('mcp_sidecar.state').clear(client_id)
         require('mcp_sidecar.prompts').cancel_all(client_id)
+        require('mcp_sidecar.resources').forget(client_id)
+        require('mcp_sidecar.gateway').clear(client_id)
       end)
     end,
   }

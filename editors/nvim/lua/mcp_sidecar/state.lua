@@ -7,6 +7,9 @@ local M = {}
 local by_client = {}
 ---@type table<integer, table<string, string[]>>
 local tool_names = {}
+--- Other names seen in list answers (resource URIs, prompt names), by client, kind and server.
+---@type table<integer, table<string, table<string, string[]>>>
+local listed = {}
 
 function M.update(client_id, params)
   if type(params) ~= 'table' or type(params.name) ~= 'string' then
@@ -23,6 +26,11 @@ function M.update(client_id, params)
   by_client[client_id][params.name] = row
   if params.state ~= 'running' and tool_names[client_id] then
     tool_names[client_id][params.name] = nil
+  end
+  if params.state ~= 'running' then
+    for _, by_server in pairs(listed[client_id] or {}) do
+      by_server[params.name] = nil
+    end
   end
   vim.schedule(function()
     vim.api.nvim_exec_autocmds('User', {
@@ -47,6 +55,7 @@ end
 function M.clear(client_id)
   by_client[client_id] = nil
   tool_names[client_id] = nil
+  listed[client_id] = nil
 end
 
 --- Servers of one client (or of every client), sorted by name.
@@ -87,6 +96,28 @@ end
 
 function M.tools(client_id, server)
   local names = vim.tbl_get(tool_names, client_id, server)
+  return names and vim.deepcopy(names) or nil
+end
+
+--- Names of `kind` ('resources', 'prompts') from list rows (`field` of each), for completion.
+--- With `server`, only its names change.
+function M.set_names(client_id, kind, rows, server, field)
+  listed[client_id] = listed[client_id] or {}
+  local names = server and (listed[client_id][kind] or {}) or {}
+  if server then
+    names[server] = {}
+  end
+  for _, row in ipairs(rows or {}) do
+    if type(row) == 'table' and type(row.server) == 'string' and type(row[field]) == 'string' then
+      names[row.server] = names[row.server] or {}
+      table.insert(names[row.server], row[field])
+    end
+  end
+  listed[client_id][kind] = names
+end
+
+function M.names(client_id, kind, server)
+  local names = vim.tbl_get(listed, client_id, kind, server)
   return names and vim.deepcopy(names) or nil
 end
 

@@ -43,7 +43,10 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   T.wait_buf('^mcp://servers$')
   vim.cmd('Mcp frobnicate')
   local n = T.wait_notification('unknown subcommand "frobnicate"')
-  T.contains(n.message, 'call, log, restart, sampling-log, servers, signin, signout, tools, trust, untrust')
+  T.contains(
+    n.message,
+    'call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, tools, trust, untrust'
+  )
   T.eq(vim.log.levels.ERROR, n.level)
 end)
 
@@ -218,11 +221,23 @@ end)
 
 T.test('completion: subcommands, servers, tools', function()
   local complete = require('mcp_sidecar.commands').complete
-  T.eq(
-    { 'call', 'log', 'restart', 'sampling-log', 'servers', 'signin', 'signout', 'tools', 'trust', 'untrust' },
-    complete('', 'Mcp ', 4)
-  )
-  T.eq({ 'restart' }, complete('re', 'Mcp re', 6))
+  T.eq({
+    'call',
+    'gateway',
+    'log',
+    'prompt',
+    'read',
+    'resources',
+    'restart',
+    'sampling-log',
+    'servers',
+    'signin',
+    'signout',
+    'tools',
+    'trust',
+    'untrust',
+  }, complete('', 'Mcp ', 4))
+  T.eq({ 'read', 'resources', 'restart' }, complete('re', 'Mcp re', 6))
   T.eq({ 'demo' }, complete('', 'Mcp call ', 9))
   T.eq({ 'demo' }, complete('d', 'Mcp tools d', 11))
   T.eq({ 'demo' }, complete('', 'Mcp untrust ', 12))
