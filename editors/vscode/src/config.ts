@@ -21,6 +21,7 @@ export function readSidecarSettings(): SidecarSettings {
     elicitationRateLimit: inspect('elicitation.rateLimit'),
     elicitationIdleLimit: inspect('elicitation.idleLimit'),
     gatewayEnabled: c.inspect<boolean>('gateway.enabled'),
+    gatewayQuestions: inspect('gateway.questions'),
     workspaceTrusted: vscode.workspace.isTrusted,
   });
 }

@@ -24,6 +24,7 @@ export interface ExtensionSettings {
   elicitationRateLimit?: Inspected<string>;
   elicitationIdleLimit?: Inspected<string>;
   gatewayEnabled?: Inspected<boolean>;
+  gatewayQuestions?: Inspected<string>;
   /** `vscode.workspace.isTrusted`. */
   workspaceTrusted: boolean;
 }
@@ -34,7 +35,7 @@ export interface SidecarSettings {
   workspaceTrusted: boolean;
   sampling?: { provider?: string };
   elicitation?: { rateLimit?: string; idleLimit?: string };
-  gateway?: { enabled: boolean };
+  gateway?: { enabled?: boolean; questions?: string };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -96,8 +97,12 @@ export function sidecarSettings(s: ExtensionSettings): SidecarSettings {
   const elicitation = compact({ rateLimit: userValue(s.elicitationRateLimit), idleLimit: userValue(s.elicitationIdleLimit) });
   if (sampling) out.sampling = sampling;
   if (elicitation) out.elicitation = elicitation;
-  const gateway = userValue(s.gatewayEnabled);
-  if (typeof gateway === 'boolean') out.gateway = { enabled: gateway };
+  const enabled = userValue(s.gatewayEnabled);
+  const gateway = compact({
+    enabled: typeof enabled === 'boolean' ? enabled : undefined,
+    questions: userValue(s.gatewayQuestions),
+  });
+  if (gateway) out.gateway = gateway;
   return out;
 }
 

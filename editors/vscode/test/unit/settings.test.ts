@@ -117,7 +117,7 @@ test('package.json: the binary and the policies are not workspace settings; Rest
   const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as Manifest;
   const props = manifest.contributes.configuration.properties;
   assert.equal(props['mcpSidecar.binaryPath'].scope, 'machine');
-  for (const key of ['sampling.provider', 'sampling.policy', 'elicitation.policy', 'elicitation.rateLimit', 'elicitation.idleLimit', 'gateway.enabled']) {
+  for (const key of ['sampling.provider', 'sampling.policy', 'elicitation.policy', 'elicitation.rateLimit', 'elicitation.idleLimit', 'gateway.enabled', 'gateway.questions']) {
     assert.equal(props[`mcpSidecar.${key}`].scope, 'application', key);
   }
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
@@ -134,4 +134,6 @@ test("gateway.enabled: sent only when the person set it, a workspace's value ign
   assert.deepEqual(sidecarSettings({ ...base, gatewayEnabled: { globalValue: false } }).gateway, { enabled: false });
   assert.deepEqual(sidecarSettings({ ...base, gatewayEnabled: { globalValue: true, workspaceValue: false } }).gateway, { enabled: true });
   assert.equal(sidecarSettings({ ...base, gatewayEnabled: { workspaceValue: false, workspaceFolderValue: false } }).gateway, undefined);
+  assert.deepEqual(sidecarSettings({ ...base, gatewayQuestions: { globalValue: 'agent', workspaceValue: 'editor' } }).gateway, { questions: 'agent' });
+  assert.equal(sidecarSettings({ ...base, gatewayQuestions: { workspaceValue: 'agent' } }).gateway, undefined);
 });
