@@ -12,6 +12,7 @@ mod http;
 mod manager;
 mod process;
 mod raw;
+pub mod relay;
 mod supervisor;
 mod transport;
 
