@@ -416,7 +416,7 @@ async fn run() {
     if event_loop.get("skipped").is_none() {
         let m = |k: &str, f: &str| event_loop[k][f].as_f64().unwrap_or(f64::NAN);
         println!(
-            "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median)",
+            "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median) | CPU per call: sidecar {:.0} µs, socat {:.0} µs",
             event_loop["client"].as_str().unwrap_or("node"),
             m("sidecar", "median_us"),
             m("sidecar", "p99_us"),
@@ -425,6 +425,8 @@ async fn run() {
             m("direct", "median_us"),
             ratio(m("sidecar", "median_us"), m("socat", "median_us")),
             ratio(m("sidecar", "p99_us"), m("socat", "p99_us")),
+            m("cpu_us_per_call", "sidecar"),
+            m("cpu_us_per_call", "socat"),
         );
     }
     report.insert("eventLoopClient".into(), event_loop);

@@ -184,6 +184,7 @@ pub async fn event_loop_client(home: &Path) -> Value {
         "ratio_median_sidecar_vs_socat": sidecar.median_us / socat.median_us,
         "ratio_p99_sidecar_vs_socat": sidecar.p99_us / socat.p99_us,
         "ratio_median_socat_vs_direct": socat.median_us / direct.median_us,
+        "cpu_us_per_call": out["cpu_us_per_call"],
     })
 }
 

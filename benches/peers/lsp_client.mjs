@@ -11,6 +11,7 @@
 //
 //   node benches/peers/lsp_client.mjs --bin PATH --home DIR [--calls N] [--warmup W] [--block B]
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -104,7 +105,7 @@ async function mcp(command, args) {
     const r = await p.request("tools/call", { name: "add", arguments: { a: 1, b: 2 } });
     if (r.result?.structuredContent?.sum !== 3) throw new Error(`wrong answer: ${JSON.stringify(r)}`);
   };
-  return { call, close: () => p.proc.stdin.end() };
+  return { call, pid: p.proc.pid, close: () => p.proc.stdin.end() };
 }
 
 async function sidecar() {
@@ -137,16 +138,23 @@ async function sidecar() {
     p.notify("exit", null);
     p.proc.stdin.end();
   };
-  return { call, close };
+  return { call, pid: p.proc.pid, close };
 }
 
 const paths = {
   sidecar: await sidecar(),
-  socat: await mcp(opts.socat, ["-b", "1048576", "STDIO", `EXEC:${[opts.bin, ...serverArgs].join(" ")}`]),
+  // `pipes`: the server gets pipes, as the sidecar gives its servers (socat's default is a socketpair).
+  socat: await mcp(opts.socat, ["-b", "1048576", "STDIO", `EXEC:${[opts.bin, ...serverArgs].join(" ")},pipes`]),
   direct: await mcp(opts.bin, serverArgs),
 };
 const samples = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
 for (const path of Object.values(paths)) for (let i = 0; i < Number(opts.warmup); i++) await path.call();
+/** CPU time (user + system, µs) a process used so far, from /proc (clock ticks of 10 ms). */
+const cpuUs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+const cpuBefore = Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, cpuUs(p.pid)]));
 const calls = Number(opts.calls);
 const block = Math.max(1, Number(opts.block));
 for (let done = 0; done < calls; done += block) {
@@ -158,7 +166,12 @@ for (let done = 0; done < calls; done += block) {
     }
   }
 }
+// The process the client talks to: the sidecar, socat, or the server itself.
+const cpu_us_per_call = Object.fromEntries(
+  Object.entries(paths).map(([k, p]) => [k, (cpuUs(p.pid) - cpuBefore[k]) / calls]),
+);
 process.stdout.write(
-  JSON.stringify({ client: `node ${process.version}, plain JSON-RPC`, latencies_us: samples }) + "\n",
+  JSON.stringify({ client: `node ${process.version}, plain JSON-RPC`, latencies_us: samples, cpu_us_per_call }) +
+    "\n",
 );
 for (const path of Object.values(paths)) await path.close();

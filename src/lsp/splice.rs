@@ -2,8 +2,8 @@
 //!
 //! tower-lsp-server serializes every reply itself, from a `Value`; a big result relayed as sent
 //! reaches it as a marker string instead. This writer sits under it, follows the
-//! `Content-Length` framing, and passes frames through untouched, unless a relayed result is
-//! stored: then it holds each (small) frame whole, and where the reply's `result` is exactly a
+//! `Content-Length` framing, and passes what it is given through untouched (in one write),
+//! unless a relayed result is stored: then it holds each (small) frame whole, and where the reply's `result` is exactly a
 //! quoted marker of this process with a stored token, writes the stored bytes in its place and a
 //! new `Content-Length`. The stored bytes are written as they are (no copy).
 
@@ -23,14 +23,23 @@ const HOLD_MAX: usize = 64 * 1024;
 const HEADER_MAX: usize = 1024;
 
 enum State {
-    /// Reading a frame's header.
-    Header(Vec<u8>),
+    /// Reading a frame's header; `forwarded` when its bytes went out as they came.
+    Header { bytes: Vec<u8>, forwarded: bool },
     /// Passing this many body bytes through.
     Pass(usize),
     /// Holding a frame's body until it is whole.
     Hold { body: Vec<u8>, left: usize },
     /// Not LSP framing: pass everything.
     Raw,
+}
+
+impl State {
+    fn start() -> Self {
+        State::Header {
+            bytes: Vec::new(),
+            forwarded: false,
+        }
+    }
 }
 
 pub struct SpliceWriter<W> {
@@ -45,8 +54,58 @@ impl<W> SpliceWriter<W> {
         Self {
             inner,
             out: VecDeque::new(),
-            state: State::Header(Vec::new()),
+            state: State::start(),
         }
+    }
+
+    /// Follows the framing over bytes that were written as they came.
+    fn track(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match &mut self.state {
+                State::Raw | State::Hold { .. } => return,
+                State::Pass(0) => self.state = State::start(),
+                State::Pass(left) => {
+                    let n = (*left).min(bytes.len());
+                    *left -= n;
+                    bytes = &bytes[n..];
+                }
+                State::Header {
+                    bytes: header,
+                    forwarded,
+                } => {
+                    *forwarded = true;
+                    let used = take_header(header, bytes);
+                    bytes = &bytes[used..];
+                    if let Some(next) = header_done(header) {
+                        self.state = next;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Appends `buf`'s bytes to `header` up to its blank line (or past [`HEADER_MAX`]): how many.
+fn take_header(header: &mut Vec<u8>, buf: &[u8]) -> usize {
+    let mut used = 0;
+    for &b in buf {
+        header.push(b);
+        used += 1;
+        if header.ends_with(b"\r\n\r\n") || header.len() > HEADER_MAX {
+            break;
+        }
+    }
+    used
+}
+
+/// The state after a header that went out as it came: `None` while it is not complete.
+fn header_done(header: &[u8]) -> Option<State> {
+    if header.ends_with(b"\r\n\r\n") {
+        Some(content_length(header).map_or(State::Raw, State::Pass))
+    } else if header.len() > HEADER_MAX {
+        Some(State::Raw)
+    } else {
+        None
     }
 }
 
@@ -65,6 +124,13 @@ impl<W: AsyncWrite + Unpin> SpliceWriter<W> {
         }
         Poll::Ready(Ok(()))
     }
+
+    /// Writes `buf` as it is, following the framing over what was written.
+    fn forward(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let n = ready!(Pin::new(&mut self.inner).poll_write(cx, buf))?;
+        self.track(&buf[..n]);
+        Poll::Ready(Ok(n))
+    }
 }
 
 impl<W: AsyncWrite + Unpin> AsyncWrite for SpliceWriter<W> {
@@ -75,37 +141,49 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for SpliceWriter<W> {
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         ready!(this.drain(cx))?;
+        // Nothing stored: no frame written so far can carry a marker (a reply is serialized
+        // after its result was stored), so everything goes out as it came, in one write.
+        // A header partly held back (written carefully) is finished carefully.
+        let held =
+            matches!(&this.state, State::Header { bytes, forwarded: false } if !bytes.is_empty());
+        let careful = held || relay::any_stored();
         match &mut this.state {
             State::Raw => Pin::new(&mut this.inner).poll_write(cx, buf),
+            State::Hold { body, left } => {
+                let n = (*left).min(buf.len());
+                body.extend_from_slice(&buf[..n]);
+                *left -= n;
+                if *left == 0 {
+                    let body = std::mem::take(body);
+                    this.out.extend(splice(body));
+                    this.state = State::start();
+                }
+                Poll::Ready(Ok(n))
+            }
+            _ if !careful => this.forward(cx, buf),
+            State::Header {
+                forwarded: true, ..
+            } => this.forward(cx, buf),
             State::Pass(0) => {
-                this.state = State::Header(Vec::new());
+                this.state = State::start();
                 Pin::new(this).poll_write(cx, buf)
             }
             State::Pass(left) => {
                 let n = (*left).min(buf.len());
-                let n = ready!(Pin::new(&mut this.inner).poll_write(cx, &buf[..n]))?;
-                *left -= n;
-                Poll::Ready(Ok(n))
+                this.forward(cx, &buf[..n])
             }
-            State::Header(header) => {
-                let mut used = 0;
-                for &b in buf {
-                    header.push(b);
-                    used += 1;
-                    if header.ends_with(b"\r\n\r\n") || header.len() > HEADER_MAX {
-                        break;
-                    }
-                }
-                if !header.ends_with(b"\r\n\r\n") {
-                    if header.len() > HEADER_MAX {
-                        this.out.push_back(std::mem::take(header).into());
+            State::Header { bytes, .. } => {
+                let used = take_header(bytes, buf);
+                if !bytes.ends_with(b"\r\n\r\n") {
+                    if bytes.len() > HEADER_MAX {
+                        this.out.push_back(std::mem::take(bytes).into());
                         this.state = State::Raw;
                     }
                     return Poll::Ready(Ok(used));
                 }
-                let header = std::mem::take(header);
+                let header = std::mem::take(bytes);
                 this.state = match content_length(&header) {
-                    Some(len) if len <= HOLD_MAX && relay::any_stored() => State::Hold {
+                    Some(len) if len <= HOLD_MAX => State::Hold {
                         body: Vec::with_capacity(len),
                         left: len,
                     },
@@ -119,17 +197,6 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for SpliceWriter<W> {
                     }
                 };
                 Poll::Ready(Ok(used))
-            }
-            State::Hold { body, left } => {
-                let n = (*left).min(buf.len());
-                body.extend_from_slice(&buf[..n]);
-                *left -= n;
-                if *left == 0 {
-                    let body = std::mem::take(body);
-                    this.out.extend(splice(body));
-                    this.state = State::Header(Vec::new());
-                }
-                Poll::Ready(Ok(n))
             }
         }
     }

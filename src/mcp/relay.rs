@@ -50,6 +50,11 @@ static TABLE: OnceLock<Mutex<HashMap<u64, Entry>>> = OnceLock::new();
 static STORED: AtomicUsize = AtomicUsize::new(0);
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
+/// How many results were stored so far (in this process).
+pub fn stored_total() -> u64 {
+    NEXT.load(Ordering::Relaxed) - 1
+}
+
 fn table() -> &'static Mutex<HashMap<u64, Entry>> {
     TABLE.get_or_init(Default::default)
 }
