@@ -15,27 +15,11 @@ TESTED=1.7.4.4-2
 
 log() { printf '[install-socat] %s\n' "$*" >&2; }
 
-installed() { # prints the installed version or nothing
-  dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$PACKAGE" 2>/dev/null | sed -n 's/^installed //p'
-}
+# shellcheck source=lib/debian-packages.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/debian-packages.sh"
+install_missing "$PACKAGE"
 
-if [ -z "$(installed)" ]; then
-  command -v apt-get >/dev/null || { log "error: $PACKAGE missing and there is no apt-get"; exit 1; }
-  as_root=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || { log "error: $PACKAGE missing; installing needs root or sudo"; exit 1; }
-    as_root=(sudo -n)
-  fi
-  log "installing $PACKAGE"
-  export DEBIAN_FRONTEND=noninteractive
-  # A fresh container has no package lists yet.
-  if ! apt-cache show "$PACKAGE" >/dev/null 2>&1; then
-    "${as_root[@]}" apt-get update -qq
-  fi
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$PACKAGE" >&2
-fi
-
-v=$(installed)
+v=$(installed "$PACKAGE")
 [ -n "$v" ] || { log "error: $PACKAGE is not installed"; exit 1; }
 [ "$v" = "$TESTED" ] || log "note: $PACKAGE $v (tested with $TESTED)"
 command -v socat >/dev/null || { log "error: socat is not on PATH"; exit 1; }

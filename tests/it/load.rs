@@ -56,6 +56,17 @@ fn servers_config() -> Value {
     json!({"servers": servers})
 }
 
+/// An in-process sidecar with every server of [`SERVERS`] running.
+async fn editor_with_servers() -> std::sync::Arc<TestEditor> {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor.initialize(&[], servers_config(), json!({})).await;
+    for (name, _) in SERVERS {
+        editor.wait_status(mark, name, "running").await;
+    }
+    editor
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -67,12 +78,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 /// response, and every response must be its own call's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
-    let editor = in_process();
-    let mark = editor.mark();
-    editor.initialize(&[], servers_config(), json!({})).await;
-    for (name, _) in SERVERS {
-        editor.wait_status(mark, name, "running").await;
-    }
+    let editor = editor_with_servers().await;
 
     let started = Instant::now();
     let mut outstanding: Vec<usize> = (0..CALLS).collect();
@@ -231,12 +237,7 @@ async fn a_thousand_concurrent_mcp_requests_are_routed_by_id() {
 /// relay's marker or the LSP framing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_answers_are_relayed_intact_among_small_ones() {
-    let editor = in_process();
-    let mark = editor.mark();
-    editor.initialize(&[], servers_config(), json!({})).await;
-    for (name, _) in SERVERS {
-        editor.wait_status(mark, name, "running").await;
-    }
+    let editor = editor_with_servers().await;
     let big = |i: usize| {
         let mut text = format!(
             "{i}: \"result\":\"mcp-sidecar/relayed/{}/1\" Content-Length: 3\r\n\r\n{{}} ",
