@@ -25,6 +25,9 @@ use super::process::Diagnostics;
 use super::raw;
 use super::relay;
 
+/// The read buffer's usual size.
+const READ_BUFFER: usize = 64 * 1024;
+
 /// Ids of the pending requests whose answers may be relayed raw ([`relay`]).
 type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
 
@@ -54,7 +57,7 @@ impl StdioTransport {
         Self {
             server: server.into(),
             writer: Arc::new(Mutex::new(Some(stdin))),
-            reader: FramedRead::with_capacity(stdout, codec, 64 * 1024),
+            reader: FramedRead::with_capacity(stdout, codec, READ_BUFFER),
             max_bytes,
             diag,
             queued: VecDeque::new(),
@@ -115,6 +118,17 @@ impl StdioTransport {
             if !relayed.is_empty() {
                 relayed.remove(id);
             }
+        }
+    }
+
+    /// After a big line the read buffer keeps its grown allocation (the line was split off it):
+    /// a fresh small buffer lets that memory go back to the system once the line is dropped.
+    fn shrink_buffer(&mut self) {
+        let buf = self.reader.read_buffer_mut();
+        if buf.capacity() > 1 << 20 && buf.len() < READ_BUFFER {
+            let mut fresh = bytes::BytesMut::with_capacity(READ_BUFFER);
+            fresh.extend_from_slice(buf);
+            *buf = fresh;
         }
     }
 
@@ -270,6 +284,7 @@ impl Transport<RoleClient> for StdioTransport {
             }
             match self.reader.next().await? {
                 Ok(line) => {
+                    self.shrink_buffer();
                     if let Some(stand_in) = self.relay(&line) {
                         self.handle(stand_in);
                         continue;
