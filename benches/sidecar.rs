@@ -4,7 +4,10 @@
 //!   SDK client on the same server, in both eras (the TypeScript SDK: 2025-11-25 only);
 //! - the first elicitation prompt, and a sampling draft's render + parse;
 //! - 1000 concurrent calls over ten servers, through the sidecar and directly ([`compare`]);
-//! - a 10 MiB tool result relayed (time, peak RSS) against parsing it once;
+//! - the same call from an event-loop client (plain Node) through the sidecar, through `socat`
+//!   (a zero-work relay hop: the floor) and directly, interleaved;
+//! - a 10 MiB tool result and a 10 MiB resource relayed (time, peak RSS, RSS back near idle)
+//!   against parsing it once;
 //! - five servers started in parallel against the slowest started alone;
 //! - time from `initialize` to its response;
 //! - idle RSS of the sidecar process alone with three and with five stdio servers (five: next
@@ -409,6 +412,24 @@ async fn run() {
         }
         report.insert(format!("callTool_{label}"), entry);
     }
+    let event_loop = compare::event_loop_client(home.path()).await;
+    if event_loop.get("skipped").is_none() {
+        let m = |k: &str, f: &str| event_loop[k][f].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median) | CPU per call: sidecar {:.0} µs, socat {:.0} µs",
+            event_loop["client"].as_str().unwrap_or("node"),
+            m("sidecar", "median_us"),
+            m("sidecar", "p99_us"),
+            m("socat", "median_us"),
+            m("socat", "p99_us"),
+            m("direct", "median_us"),
+            ratio(m("sidecar", "median_us"), m("socat", "median_us")),
+            ratio(m("sidecar", "p99_us"), m("socat", "p99_us")),
+            m("cpu_us_per_call", "sidecar"),
+            m("cpu_us_per_call", "socat"),
+        );
+    }
+    report.insert("eventLoopClient".into(), event_loop);
     for (label, era) in [("2025-11-25", "legacy"), ("2026-07-28", "modern")] {
         let (prompt, plain) = prompt_latency(home.path(), label, era).await;
         println!(
@@ -500,6 +521,29 @@ async fn run() {
         big["sidecar_vmhwm_after_kib"].as_f64().unwrap() / 1024.0,
         big["peak_growth_vs_document"].as_f64().unwrap(),
     );
+    for (label, key) in [("tool result", "tool"), ("resource", "resource")] {
+        let b = &big[key];
+        let f = |k: &str| b[k].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "big {label}: relayed in {:.1} ms ({} one parse) | VmHWM growth {:.1}x the document (target ≤ 3x) | VmRSS idle {:.1} MiB, after {:.1} MiB, {}",
+            f("relay_median_ms"),
+            ratio(
+                f("relay_median_ms"),
+                big["parse_once_median_ms"].as_f64().unwrap()
+            ),
+            (f("sidecar_vmhwm_after_kib") - f("sidecar_vmhwm_before_kib")) * 1024.0
+                / big["document_bytes"].as_f64().unwrap(),
+            f("sidecar_vmrss_idle_kib") / 1024.0,
+            f("sidecar_vmrss_after_kib") / 1024.0,
+            match b["rss_return_ms"].as_f64() {
+                Some(ms) => format!("back within 20 % of idle after {ms:.0} ms"),
+                None => format!(
+                    "still {:.1} MiB after 5 s (not within 20 % of idle)",
+                    f("sidecar_vmrss_settled_kib") / 1024.0
+                ),
+            }
+        );
+    }
     report.insert("bigResult".into(), big);
 
     let start = compare::startup(home.path()).await;

@@ -17,30 +17,9 @@ declare -A TESTED=([gnome-keyring]=42.1-1+b2 [libsecret-tools]=0.20.5-3 [dbus-x1
 
 log() { printf '[install-keyring] %s\n' "$*" >&2; }
 
-installed() { # $1 = package; prints its installed version or nothing
-  dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null | sed -n 's/^installed //p'
-}
-
-missing=()
-for p in "${PACKAGES[@]}"; do
-  [ -n "$(installed "$p")" ] || missing+=("$p")
-done
-
-if [ ${#missing[@]} -gt 0 ]; then
-  command -v apt-get >/dev/null || { log "error: ${missing[*]} missing and there is no apt-get"; exit 1; }
-  as_root=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || { log "error: ${missing[*]} missing; installing needs root or sudo"; exit 1; }
-    as_root=(sudo -n)
-  fi
-  log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # A fresh container has no package lists yet.
-  if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
-    "${as_root[@]}" apt-get update -qq
-  fi
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+# shellcheck source=lib/debian-packages.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/debian-packages.sh"
+install_missing "${PACKAGES[@]}"
 
 for p in "${PACKAGES[@]}"; do
   v=$(installed "$p")

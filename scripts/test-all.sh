@@ -57,7 +57,9 @@ interop() {
   # The fixtures themselves, checked against the Python SDK's own client in both eras.
   "$MCP_PYTHON" fixtures/python/check_fixtures.py
   # The benchmarks' smoke run with the SDK peers (a handful of each series; reports, never
-  # gates on timings, but fails on a wrong, lost or misrouted answer).
+  # gates on timings, but fails on a wrong, lost or misrouted answer). Its event-loop series
+  # needs socat (Debian's package; installed under CI=true, else skipped with a line saying so).
+  if ! command -v socat >/dev/null && [ "${CI:-}" = true ]; then scripts/install-socat.sh; fi
   cargo test --locked --bench sidecar
   # The gateway benchmark's smoke run (the TypeScript SDK agent direct, over HTTP and over the
   # stdio bridge; fails on a lost, failed or crossed answer).

@@ -1,6 +1,6 @@
 //! The big-result server: the bench binary itself, run with `BENCH_ROLE=big-server`, is a minimal
 //! legacy (2025-11-25) stdio MCP server with one tool, `big`, whose result is one text block of
-//! about `BENCH_BIG_BYTES` bytes once serialized. The result is serialized once at start and
+//! about `BENCH_BIG_BYTES` bytes once serialized, and one resource of the same size. The result is serialized once at start and
 //! written as it is for every call, so the server's own cost stays out of the relay figure.
 
 use std::io::{BufRead, Write};
@@ -40,6 +40,18 @@ pub fn result_bytes(target: usize) -> Vec<u8> {
         .unwrap()
 }
 
+/// The serialized `result` of a `resources/read` answer: the same text as one resource.
+pub fn resource_bytes(target: usize) -> Vec<u8> {
+    let text = big_text(target.saturating_sub(160));
+    serde_json::to_vec(
+        &json!({"contents": [{"uri": RESOURCE_URI, "mimeType": "text/plain", "text": text}]}),
+    )
+    .unwrap()
+}
+
+/// The fixture's one resource.
+pub const RESOURCE_URI: &str = "bench://big.txt";
+
 /// One JSON-RPC response line (without the newline) around an already serialized result.
 pub fn response_line(id: &[u8], result: &[u8]) -> Vec<u8> {
     let mut line = Vec::with_capacity(result.len() + 64);
@@ -61,6 +73,7 @@ pub fn bytes_from_env() -> usize {
 /// Serves stdin/stdout until stdin closes.
 pub fn serve() {
     let result = result_bytes(bytes_from_env());
+    let resource = resource_bytes(bytes_from_env());
     let stdin = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for line in stdin.lines() {
@@ -77,7 +90,7 @@ pub fn serve() {
         let bytes = match method {
             "initialize" => answer(json!({
                 "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, "resources": {}},
                 "serverInfo": {"name": "bench-big", "version": "0"},
             })),
             "tools/list" => answer(json!({"tools": [{
@@ -86,6 +99,10 @@ pub fn serve() {
                 "inputSchema": {"type": "object", "properties": {}},
             }]})),
             "tools/call" => response_line(&id_bytes, &result),
+            "resources/list" => {
+                answer(json!({"resources": [{"uri": RESOURCE_URI, "name": "big"}]}))
+            }
+            "resources/read" => response_line(&id_bytes, &resource),
             "ping" => answer(json!({})),
             _ => serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32601, "message": format!("{method} is not supported by this fixture")}}))

@@ -142,6 +142,52 @@ pub async fn peer_latency(peers: &Peers, peer: &str, era: &str) -> Result<(Stats
     Ok((s, about))
 }
 
+/// The event-loop client (`benches/peers/lsp_client.mjs`, plain Node): `callTool` through the
+/// sidecar, `tools/call` through `socat` (a zero-work relay hop) and directly, interleaved in
+/// blocks; every answer checked by the script. Skipped without `node` or `socat`.
+pub async fn event_loop_client(home: &Path) -> Value {
+    let series = "event-loop client (Node) through the sidecar vs through socat";
+    for (tool, how) in [
+        ("node", "Node is not on PATH (scripts/install-node.sh)"),
+        ("socat", "socat is not installed (scripts/install-socat.sh)"),
+    ] {
+        let found = tokio::process::Command::new(tool)
+            .arg(if tool == "node" { "--version" } else { "-V" })
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .is_ok_and(|s| s.success());
+        if !found {
+            return skipped(series, how);
+        }
+    }
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(script("lsp_client.mjs")).args([
+        "--bin",
+        &bin(),
+        "--home",
+        &home.display().to_string(),
+        "--calls",
+        &crate::calls().to_string(),
+        "--warmup",
+        &warmup().to_string(),
+    ]);
+    let out = run_json(cmd).await;
+    let of = |path: &str| latencies(&json!({"latencies_us": out["latencies_us"][path]}));
+    let (sidecar, socat, direct) = (of("sidecar"), of("socat"), of("direct"));
+    json!({
+        "client": out["client"],
+        "sidecar": sidecar,
+        "socat": socat,
+        "direct": direct,
+        "ratio_median_sidecar_vs_socat": sidecar.median_us / socat.median_us,
+        "ratio_p99_sidecar_vs_socat": sidecar.p99_us / socat.p99_us,
+        "ratio_median_socat_vs_direct": socat.median_us / direct.median_us,
+        "cpu_us_per_call": out["cpu_us_per_call"],
+    })
+}
+
 // ---------------------------------------------------------------------------------- throughput
 
 const SERVERS: usize = 10;
@@ -402,9 +448,10 @@ fn big_command(bytes: usize) -> (PathBuf, Vec<(&'static str, String)>) {
     )
 }
 
-/// A ~10 MiB tool result relayed through the sidecar (time to the editor having it parsed, and
-/// the sidecar's peak RSS), against one `serde_json::from_slice` of the same document, and the
-/// same call made directly by an rmcp client.
+/// A ~10 MiB tool result relayed through the sidecar (time to the editor having it parsed, the
+/// sidecar's peak RSS, and how soon its RSS is back near idle), against one
+/// `serde_json::from_slice` of the same document, and the same call made directly by an rmcp
+/// client; then the same for a ~10 MiB resource (`readResource`).
 pub async fn big_result(home: &Path) -> Value {
     let target = reps(10 << 20, 1 << 20);
     let n = reps(7, 2);
@@ -424,6 +471,88 @@ pub async fn big_result(home: &Path) -> Value {
     }
 
     let (exe, env) = big_command(target);
+    let tool = relay_big(
+        home,
+        n,
+        "mcp-sidecar.callTool",
+        json!({"server": "big", "tool": "big", "arguments": {}}),
+        |r| r["result"]["content"][0]["text"].as_str().map(str::len) == Some(text_len),
+    )
+    .await;
+    let resource_doc = fixture::resource_bytes(target);
+    let resource_len = resource_doc.len();
+    let resource_text =
+        serde_json::from_slice::<Value>(&resource_doc).unwrap()["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .len();
+    let resource = relay_big(
+        home,
+        n,
+        "mcp-sidecar.readResource",
+        json!({"server": "big", "uri": fixture::RESOURCE_URI}),
+        |r| r["result"]["contents"][0]["text"].as_str().map(str::len) == Some(resource_text),
+    )
+    .await;
+
+    let mut cmd = tokio::process::Command::new(&exe);
+    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stderr(Stdio::null());
+    let client = rmcp_client(cmd, ProtocolVersion::V_2025_11_25).await;
+    let mut direct = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = client
+            .call_tool(CallToolRequestParams::new("big"))
+            .await
+            .unwrap();
+        direct.push(t.elapsed());
+        assert_eq!(r.content.len(), 1);
+    }
+    let _ = client.cancel().await;
+
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (parse_ms, direct_ms) = (ms(median(parse)), ms(median(direct)));
+    let relay_ms = tool["relay_median_ms"].as_f64().unwrap();
+    let doc_kib = document.len() as f64 / 1024.0;
+    let growth = |v: &Value| {
+        (v["sidecar_vmhwm_after_kib"].as_f64().unwrap()
+            - v["sidecar_vmhwm_before_kib"].as_f64().unwrap())
+            / doc_kib
+    };
+    json!({
+        "document_bytes": document.len(),
+        "resource_bytes": resource_len,
+        "calls": n,
+        "relayed_intact": true,
+        "relay_median_ms": relay_ms,
+        "parse_once_median_ms": parse_ms,
+        "direct_rmcp_median_ms": direct_ms,
+        "relay_vs_parse": relay_ms / parse_ms,
+        "relay_vs_direct_rmcp": relay_ms / direct_ms,
+        "sidecar_vmhwm_before_kib": tool["sidecar_vmhwm_before_kib"],
+        "sidecar_vmhwm_after_kib": tool["sidecar_vmhwm_after_kib"],
+        "sidecar_vmrss_after_kib": tool["sidecar_vmrss_after_kib"],
+        "peak_growth_vs_document": growth(&tool),
+        "peak_vs_document": tool["sidecar_vmhwm_after_kib"].as_f64().unwrap() / doc_kib,
+        "tool": tool,
+        "resource": resource,
+        "resource_relay_vs_parse": resource["relay_median_ms"].as_f64().unwrap() / parse_ms,
+        "resource_peak_growth_vs_document": growth(&resource),
+    })
+}
+
+/// One fresh sidecar with the fixture server: `n` big answers to `command`, each checked by
+/// `intact`; the times, VmHWM before and after, and how long VmRSS took to come back to within
+/// 20 % of what it was before the first answer.
+async fn relay_big(
+    home: &Path,
+    n: usize,
+    command: &str,
+    arg: Value,
+    intact: impl Fn(&Value) -> bool,
+) -> Value {
+    let (exe, env) = big_command(reps(10 << 20, 1 << 20));
     let env_obj: serde_json::Map<String, Value> =
         env.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
     let sidecar = spawn_sidecar(home);
@@ -443,66 +572,38 @@ pub async fn big_result(home: &Path) -> Value {
         .command("mcp-sidecar.listTools", json!({}))
         .await;
     let hwm_before = proc_kib(pid, "VmHWM:");
+    let rss_idle = proc_kib(pid, "VmRSS:");
     let mut relay = Vec::new();
-    let mut ok = true;
     for _ in 0..n {
         let t = Instant::now();
-        let r = sidecar
-            .editor
-            .command_response(
-                "mcp-sidecar.callTool",
-                json!({"server": "big", "tool": "big", "arguments": {}}),
-            )
-            .await;
+        let r = sidecar.editor.command_response(command, arg.clone()).await;
         relay.push(t.elapsed());
-        let got = r["result"]["content"][0]["text"].as_str().map(str::len);
-        if got != Some(text_len) {
-            ok = false;
-            println!(
-                "big result: the relayed text is {got:?} bytes, expected {text_len}: {}",
-                r.to_string().chars().take(300).collect::<String>()
-            );
-        }
+        assert!(
+            intact(&r),
+            "big {command}: not relayed intact: {}",
+            r.to_string().chars().take(300).collect::<String>()
+        );
     }
-    assert!(ok, "the big result was not relayed intact");
     let hwm_after = proc_kib(pid, "VmHWM:");
     let rss_after = proc_kib(pid, "VmRSS:");
-    sidecar.editor.shutdown_and_exit().await;
-
-    let mut cmd = tokio::process::Command::new(&exe);
-    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .stderr(Stdio::null());
-    let client = rmcp_client(cmd, ProtocolVersion::V_2025_11_25).await;
-    let mut direct = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let r = client
-            .call_tool(CallToolRequestParams::new("big"))
-            .await
-            .unwrap();
-        direct.push(t.elapsed());
-        assert_eq!(r.content.len(), 1);
+    // Polled: the figure is how soon the allocator gives the memory back.
+    let t = Instant::now();
+    let mut rss_back = rss_after;
+    while rss_back as f64 > rss_idle as f64 * 1.2 && t.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        rss_back = proc_kib(pid, "VmRSS:");
     }
-    let _ = client.cancel().await;
-
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let (relay_ms, parse_ms, direct_ms) =
-        (ms(median(relay)), ms(median(parse)), ms(median(direct)));
-    let doc_kib = document.len() as f64 / 1024.0;
+    let returned = rss_back as f64 <= rss_idle as f64 * 1.2;
+    sidecar.editor.shutdown_and_exit().await;
     json!({
-        "document_bytes": document.len(),
-        "calls": n,
-        "relayed_intact": ok,
-        "relay_median_ms": relay_ms,
-        "parse_once_median_ms": parse_ms,
-        "direct_rmcp_median_ms": direct_ms,
-        "relay_vs_parse": relay_ms / parse_ms,
-        "relay_vs_direct_rmcp": relay_ms / direct_ms,
+        "relay_median_ms": median(relay).as_secs_f64() * 1e3,
         "sidecar_vmhwm_before_kib": hwm_before,
         "sidecar_vmhwm_after_kib": hwm_after,
+        "sidecar_vmrss_idle_kib": rss_idle,
         "sidecar_vmrss_after_kib": rss_after,
-        "peak_growth_vs_document": (hwm_after - hwm_before) as f64 / doc_kib,
-        "peak_vs_document": hwm_after as f64 / doc_kib,
+        "sidecar_vmrss_settled_kib": rss_back,
+        "rss_within_20pct_of_idle": returned,
+        "rss_return_ms": returned.then(|| t.elapsed().as_secs_f64() * 1e3),
     })
 }
 

@@ -18,6 +18,7 @@ use crate::contract::{
     QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
+use crate::mcp::relay::relaying;
 use crate::mcp::{Manager, ProgressUpdate};
 
 /// What a command works with: the backend's handles, lent for one command.
@@ -98,7 +99,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_READ_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let read = cx.manager.read_resource(&args.server, &args.uri).await;
+            let read = relaying(cx.manager.read_resource(&args.server, &args.uri)).await;
             read.map_err(to_lsp)?
         }
         contract::CMD_SUBSCRIBE_RESOURCE | contract::CMD_UNSUBSCRIBE_RESOURCE => {
@@ -184,8 +185,8 @@ async fn call_tool(
     };
     let result = cx
         .manager
-        .call_tool(&args.server, &args.tool, Some(arguments), progress)
-        .await;
+        .call_tool(&args.server, &args.tool, Some(arguments), progress);
+    let result = relaying(result).await;
     if let Some(reporter) = reporter {
         // The sender is dropped with the call; the reporter ends its progress and exits.
         let _ = reporter.await;
@@ -263,7 +264,7 @@ async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Value> {
     )
     .await
     .map_err(|why| not_asked(why, &format!("prompt {name}"), "the prompt was not fetched"))?;
-    let got = cx.manager.get_prompt(&server, &name, Some(asked)).await;
+    let got = relaying(cx.manager.get_prompt(&server, &name, Some(asked))).await;
     got.map_err(to_lsp)
 }
 

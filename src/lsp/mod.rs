@@ -8,6 +8,7 @@ pub mod gate;
 mod methods;
 mod notify;
 mod reconfigure;
+mod splice;
 
 pub use backend::Backend;
 
@@ -26,6 +27,8 @@ where
     let backend = service.inner();
     let manager = backend.manager();
     let stop_gateway = backend.gateway_stopper();
+    // Big results relayed as sent are spliced into their replies on the way out.
+    let output = splice::SpliceWriter::new(Box::pin(output));
     Server::new(input, output, socket)
         .concurrency_level(gate::CONCURRENCY_LEVEL)
         .serve(service)

@@ -13,7 +13,9 @@ mod listen;
 mod manager;
 mod process;
 mod raw;
+pub mod relay;
 pub mod requester;
+mod stdio;
 mod supervisor;
 mod transport;
 
@@ -24,12 +26,18 @@ pub use transport::{Line, parse_line, split_batch};
 /// Client name announced to servers.
 pub const CLIENT_NAME: &str = "mcp-sidecar";
 
-/// This process's stdin/stdout as non-blocking pipes when they are pipes (as when an editor starts
-/// the sidecar), else tokio's blocking-thread stdio. rmcp already implements this for MCP stdio
-/// servers; the LSP side uses it too, which saves a thread hand-off on every message.
+/// This process's stdin/stdout on the event loop: as non-blocking pipes when they are pipes (as
+/// when a shell or a Rust editor starts the sidecar; rmcp implements this for MCP stdio servers),
+/// polled directly when they are stream sockets (as Node, i.e. VS Code, and libuv, i.e. Neovim,
+/// start a child: see `stdio.rs`), else tokio's blocking-thread stdio.
 pub fn process_stdio() -> (
-    impl tokio::io::AsyncRead + Unpin + Send,
-    impl tokio::io::AsyncWrite + Unpin + Send,
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
 ) {
-    rmcp::transport::stdio_pipes()
+    if let Some((read, write)) = stdio::socket_stdio() {
+        tracing::debug!("stdin/stdout are sockets: polled on the event loop");
+        return (Box::new(read), Box::new(write));
+    }
+    let (read, write) = rmcp::transport::stdio_pipes();
+    (Box::new(read), Box::new(write))
 }

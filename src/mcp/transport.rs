@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use rmcp::RoleClient;
+use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::AsyncWriteExt;
@@ -22,6 +23,13 @@ use serde_json::{Value, json};
 use super::flood;
 use super::process::Diagnostics;
 use super::raw;
+use super::relay;
+
+/// The read buffer's usual size.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// Ids of the pending requests whose answers may be relayed raw ([`relay`]).
+type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
 
 pub struct StdioTransport {
     server: Arc<str>,
@@ -33,6 +41,8 @@ pub struct StdioTransport {
     queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
     /// Lines that are not JSON-RPC are logged at most [`flood::PER_SECOND`] a second.
     junk: flood::Window,
+    /// Pending `tools/call`, `resources/read` and `prompts/get` requests.
+    relayed: Relayed,
 }
 
 impl StdioTransport {
@@ -47,16 +57,20 @@ impl StdioTransport {
         Self {
             server: server.into(),
             writer: Arc::new(Mutex::new(Some(stdin))),
-            reader: FramedRead::with_capacity(stdout, codec, 64 * 1024),
+            reader: FramedRead::with_capacity(stdout, codec, READ_BUFFER),
             max_bytes,
             diag,
             queued: VecDeque::new(),
             junk: flood::Window::default(),
+            relayed: Relayed::default(),
         }
     }
 
     /// Acts on one parsed line; a message is queued for [`Transport::receive`].
     fn handle(&mut self, line: Line) {
+        if let Line::Message(message) = &line {
+            self.settled(message);
+        }
         match line {
             Line::Message(message) if self.diag.deliver_progress(&message) => {}
             Line::Message(message) => self.queued.push_back(*message),
@@ -88,6 +102,60 @@ impl StdioTransport {
                 });
             }
         }
+    }
+}
+
+impl StdioTransport {
+    /// A pending relayed request is answered: forget its id.
+    fn settled(&self, message: &RxJsonRpcMessage<RoleClient>) {
+        let id = match message {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            let mut relayed = self.relayed.lock();
+            if !relayed.is_empty() {
+                relayed.remove(id);
+            }
+        }
+    }
+
+    /// After a big line the read buffer keeps its grown allocation (the line was split off it):
+    /// a fresh small buffer lets that memory go back to the system once the line is dropped.
+    fn shrink_buffer(&mut self) {
+        let buf = self.reader.read_buffer_mut();
+        if buf.capacity() > 1 << 20 && buf.len() < READ_BUFFER {
+            let mut fresh = bytes::BytesMut::with_capacity(READ_BUFFER);
+            fresh.extend_from_slice(buf);
+            *buf = fresh;
+        }
+    }
+
+    /// A big answer to a pending relayed request, as the stand-in rmcp gets ([`relay`]).
+    fn relay(&self, line: &bytes::Bytes) -> Option<Line> {
+        if line.len() < relay::RELAY_MIN_BYTES || self.relayed.lock().is_empty() {
+            return None;
+        }
+        let small = relay::stand_in(line, |id| {
+            serde_json::from_str::<RequestId>(id).is_ok_and(|id| self.relayed.lock().contains(&id))
+        })?;
+        tracing::debug!(server = %self.server, "relaying a {} byte answer as sent", line.len());
+        Some(parse_line(&small))
+    }
+}
+
+/// Whether a request's answer may be relayed raw.
+fn relays(message: &TxJsonRpcMessage<RoleClient>) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Request(r) => matches!(
+            r.request,
+            ClientRequest::CallToolRequest(_)
+                | ClientRequest::ReadResourceRequest(_)
+                | ClientRequest::GetPromptRequest(_)
+        )
+        .then_some(&r.id),
+        _ => None,
     }
 }
 
@@ -189,6 +257,14 @@ impl Transport<RoleClient> for StdioTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
+        if let Some(id) = relays(&item) {
+            let mut relayed = self.relayed.lock();
+            // Ids of requests the server never answered are forgotten in bulk, now and then.
+            if relayed.len() > 4096 {
+                relayed.clear();
+            }
+            relayed.insert(id.clone());
+        }
         async move {
             let mut bytes = serde_json::to_vec(&item)?;
             bytes.push(b'\n');
@@ -207,15 +283,22 @@ impl Transport<RoleClient> for StdioTransport {
                 return Some(message);
             }
             match self.reader.next().await? {
-                Ok(line) => match split_batch(&line) {
-                    Some(members) => {
-                        tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
-                        for member in members {
-                            self.handle(parse_line(&member));
-                        }
+                Ok(line) => {
+                    self.shrink_buffer();
+                    if let Some(stand_in) = self.relay(&line) {
+                        self.handle(stand_in);
+                        continue;
                     }
-                    None => self.handle(parse_line(&line)),
-                },
+                    match split_batch(&line) {
+                        Some(members) => {
+                            tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
+                            for member in members {
+                                self.handle(parse_line(&member));
+                            }
+                        }
+                        None => self.handle(parse_line(&line)),
+                    }
+                }
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
                     let reason = format!(
                         "the server sent a message larger than maxMessageBytes ({} bytes); the connection was closed",

@@ -56,6 +56,17 @@ fn servers_config() -> Value {
     json!({"servers": servers})
 }
 
+/// An in-process sidecar with every server of [`SERVERS`] running.
+async fn editor_with_servers() -> std::sync::Arc<TestEditor> {
+    let editor = in_process();
+    let mark = editor.mark();
+    editor.initialize(&[], servers_config(), json!({})).await;
+    for (name, _) in SERVERS {
+        editor.wait_status(mark, name, "running").await;
+    }
+    editor
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -67,12 +78,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 /// response, and every response must be its own call's answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_lsp_calls_each_get_their_own_answer() {
-    let editor = in_process();
-    let mark = editor.mark();
-    editor.initialize(&[], servers_config(), json!({})).await;
-    for (name, _) in SERVERS {
-        editor.wait_status(mark, name, "running").await;
-    }
+    let editor = editor_with_servers().await;
 
     let started = Instant::now();
     let mut outstanding: Vec<usize> = (0..CALLS).collect();
@@ -223,4 +229,59 @@ async fn a_thousand_concurrent_mcp_requests_are_routed_by_id() {
         assert_eq!(s.restarts, 0, "{}", s.status.name);
     }
     manager.shutdown().await;
+}
+
+/// Big answers (issue 18) are relayed as the bytes the server sent (the transport stores them,
+/// the LSP writer splices them into the reply): in both eras, mixed with small calls in flight
+/// at the same time, each reaches its own caller intact, including text that looks like the
+/// relay's marker or the LSP framing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_answers_are_relayed_intact_among_small_ones() {
+    let editor = editor_with_servers().await;
+    let big = |i: usize| {
+        let mut text = format!(
+            "{i}: \"result\":\"mcp-sidecar/relayed/{}/1\" Content-Length: 3\r\n\r\n{{}} ",
+            "0".repeat(32)
+        );
+        while text.len() < 200_000 + i * 1000 {
+            text.push_str("é \"quoted\" \\ tab\t ✓ ");
+        }
+        text
+    };
+    let relayed_before = mcp_sidecar::mcp::relay::stored_total();
+    let mut waiting = Vec::new();
+    for i in 0..24 {
+        let server = SERVERS[i % SERVERS.len()].0;
+        let (tool, arguments, want) = if i % 3 == 0 {
+            ("add", json!({"a": i, "b": 1}), json!({"sum": i + 1}))
+        } else {
+            let text = big(i);
+            ("echo", json!({"text": text}), json!(text))
+        };
+        let (_, rx) = editor
+            .start_request(
+                "workspace/executeCommand",
+                json!({"command": "mcp-sidecar.callTool",
+                       "arguments": [{"server": server, "tool": tool, "arguments": arguments}]}),
+            )
+            .await;
+        waiting.push((i, tool, want, rx));
+    }
+    for (i, tool, want, rx) in waiting {
+        let response = tokio::time::timeout(BOUND, rx)
+            .await
+            .unwrap_or_else(|_| panic!("call {i} got no response (lost)"))
+            .expect("editor connection closed");
+        let got = answer_of(tool, &response["result"]);
+        assert!(
+            got == want,
+            "call {i} ({tool}) was not relayed intact: {}",
+            response.to_string().chars().take(300).collect::<String>()
+        );
+    }
+    let relayed = mcp_sidecar::mcp::relay::stored_total() - relayed_before;
+    assert!(
+        relayed >= 16,
+        "only {relayed} of the 16 big answers took the relay"
+    );
 }

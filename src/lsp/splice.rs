@@ -1,0 +1,393 @@
+//! The LSP output writer that splices relayed results in (see [`crate::mcp::relay`]).
+//!
+//! tower-lsp-server serializes every reply itself, from a `Value`; a big result relayed as sent
+//! reaches it as a marker string instead. This writer sits under it, follows the
+//! `Content-Length` framing, and passes what it is given through untouched (in one write),
+//! unless a relayed result is stored: then it holds each (small) frame whole, and where the reply's `result` is exactly a
+//! quoted marker of this process with a stored token, writes the stored bytes in its place and a
+//! new `Content-Length`. The stored bytes are written as they are (no copy).
+
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Buf, Bytes};
+use tokio::io::AsyncWrite;
+
+use crate::mcp::relay;
+
+/// Frames longer than this are never held (a reply carrying a marker is small).
+const HOLD_MAX: usize = 64 * 1024;
+/// A header longer than this is not LSP framing: everything after it passes through as it is.
+const HEADER_MAX: usize = 1024;
+
+enum State {
+    /// Reading a frame's header; `forwarded` when its bytes went out as they came.
+    Header { bytes: Vec<u8>, forwarded: bool },
+    /// Passing this many body bytes through.
+    Pass(usize),
+    /// Holding a frame's body until it is whole.
+    Hold { body: Vec<u8>, left: usize },
+    /// Not LSP framing: pass everything.
+    Raw,
+}
+
+impl State {
+    fn start() -> Self {
+        State::Header {
+            bytes: Vec::new(),
+            forwarded: false,
+        }
+    }
+}
+
+pub struct SpliceWriter<W> {
+    inner: W,
+    /// Bytes accepted but not written yet, in order.
+    out: VecDeque<Bytes>,
+    state: State,
+}
+
+impl<W> SpliceWriter<W> {
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            out: VecDeque::new(),
+            state: State::start(),
+        }
+    }
+
+    /// Follows the framing over bytes that were written as they came.
+    fn track(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match &mut self.state {
+                State::Raw | State::Hold { .. } => return,
+                State::Pass(0) => self.state = State::start(),
+                State::Pass(left) => {
+                    let n = (*left).min(bytes.len());
+                    *left -= n;
+                    bytes = &bytes[n..];
+                }
+                State::Header {
+                    bytes: header,
+                    forwarded,
+                } => {
+                    *forwarded = true;
+                    let used = take_header(header, bytes);
+                    bytes = &bytes[used..];
+                    if let Some(next) = header_done(header) {
+                        self.state = next;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Appends `buf`'s bytes to `header` up to its blank line (or past [`HEADER_MAX`]): how many.
+fn take_header(header: &mut Vec<u8>, buf: &[u8]) -> usize {
+    let mut used = 0;
+    for &b in buf {
+        header.push(b);
+        used += 1;
+        if header.ends_with(b"\r\n\r\n") || header.len() > HEADER_MAX {
+            break;
+        }
+    }
+    used
+}
+
+/// The state after a header that went out as it came: `None` while it is not complete.
+fn header_done(header: &[u8]) -> Option<State> {
+    if header.ends_with(b"\r\n\r\n") {
+        Some(content_length(header).map_or(State::Raw, State::Pass))
+    } else if header.len() > HEADER_MAX {
+        Some(State::Raw)
+    } else {
+        None
+    }
+}
+
+impl<W: AsyncWrite + Unpin> SpliceWriter<W> {
+    /// Writes what is queued; `Pending` until all of it is written.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(front) = self.out.front_mut() {
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, front))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            front.advance(n);
+            if front.is_empty() {
+                self.out.pop_front();
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Writes `buf` as it is, following the framing over what was written.
+    fn forward(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let n = ready!(Pin::new(&mut self.inner).poll_write(cx, buf))?;
+        self.track(&buf[..n]);
+        Poll::Ready(Ok(n))
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for SpliceWriter<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        ready!(this.drain(cx))?;
+        // Nothing stored: no frame written so far can carry a marker (a reply is serialized
+        // after its result was stored), so everything goes out as it came, in one write.
+        // A header partly held back (written carefully) is finished carefully.
+        let held =
+            matches!(&this.state, State::Header { bytes, forwarded: false } if !bytes.is_empty());
+        let careful = held || relay::any_stored();
+        match &mut this.state {
+            State::Raw => Pin::new(&mut this.inner).poll_write(cx, buf),
+            State::Hold { body, left } => {
+                let n = (*left).min(buf.len());
+                body.extend_from_slice(&buf[..n]);
+                *left -= n;
+                if *left == 0 {
+                    let body = std::mem::take(body);
+                    this.out.extend(splice(body));
+                    this.state = State::start();
+                }
+                Poll::Ready(Ok(n))
+            }
+            _ if !careful => this.forward(cx, buf),
+            State::Header {
+                forwarded: true, ..
+            } => this.forward(cx, buf),
+            State::Pass(0) => {
+                this.state = State::start();
+                Pin::new(this).poll_write(cx, buf)
+            }
+            State::Pass(left) => {
+                let n = (*left).min(buf.len());
+                this.forward(cx, &buf[..n])
+            }
+            State::Header { bytes, .. } => {
+                let used = take_header(bytes, buf);
+                if !bytes.ends_with(b"\r\n\r\n") {
+                    if bytes.len() > HEADER_MAX {
+                        this.out.push_back(std::mem::take(bytes).into());
+                        this.state = State::Raw;
+                    }
+                    return Poll::Ready(Ok(used));
+                }
+                let header = std::mem::take(bytes);
+                this.state = match content_length(&header) {
+                    Some(len) if len <= HOLD_MAX => State::Hold {
+                        body: Vec::with_capacity(len),
+                        left: len,
+                    },
+                    Some(len) => {
+                        this.out.push_back(header.into());
+                        State::Pass(len)
+                    }
+                    None => {
+                        this.out.push_back(header.into());
+                        State::Raw
+                    }
+                };
+                Poll::Ready(Ok(used))
+            }
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The `Content-Length` of a header block (ending in the blank line).
+fn content_length(header: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(header).ok()?;
+    text.split("\r\n").find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())?
+    })
+}
+
+/// One frame (its body whole), with a relayed result spliced in where its `result` is a marker
+/// of this process whose token is stored: the pieces to write, header first.
+fn splice(body: Vec<u8>) -> Vec<Bytes> {
+    let whole = |body: Vec<u8>| {
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        vec![Bytes::from(header), Bytes::from(body)]
+    };
+    let needle = format!("\"result\":\"{}", relay::marker_prefix());
+    let Some(at) = memchr::memmem::find(&body, needle.as_bytes()) else {
+        return whole(body);
+    };
+    let value_at = at + "\"result\":".len();
+    let digits_at = at + needle.len();
+    let digits = body[digits_at..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let end = digits_at + digits;
+    if digits == 0 || body.get(end) != Some(&b'"') {
+        return whole(body);
+    }
+    let Some(raw) = std::str::from_utf8(&body[digits_at..end])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .and_then(relay::take)
+    else {
+        return whole(body);
+    };
+    let body = Bytes::from(body);
+    let length = value_at + raw.len() + (body.len() - end - 1);
+    vec![
+        Bytes::from(format!("Content-Length: {length}\r\n\r\n")),
+        body.slice(..value_at),
+        raw,
+        body.slice(end + 1..),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+    use tokio::io::AsyncWriteExt;
+
+    fn frame(body: &str) -> Vec<u8> {
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    }
+
+    /// Writes `input` through the splice in chunks of `chunk` bytes; returns what came out.
+    fn through(input: &[u8], chunk: usize) -> Vec<u8> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut w = SpliceWriter::new(Vec::new());
+            for part in input.chunks(chunk.max(1)) {
+                w.write_all(part).await.unwrap();
+            }
+            w.flush().await.unwrap();
+            w.inner
+        })
+    }
+
+    /// Reads LSP frames back, checking every `Content-Length`.
+    fn frames(mut out: &[u8]) -> Vec<Value> {
+        let mut all = Vec::new();
+        while !out.is_empty() {
+            let end = memchr::memmem::find(out, b"\r\n\r\n").unwrap() + 4;
+            let len = content_length(&out[..end]).unwrap();
+            all.push(serde_json::from_slice(&out[end..end + len]).unwrap());
+            out = &out[end + len..];
+        }
+        all
+    }
+
+    /// A stored result (through the transport's scan) and the reply tower-lsp-server writes.
+    fn stored(result: &str) -> (u64, String) {
+        let line = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
+        let small = relay::stand_in(&line, |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let token = v["result"]["_meta"][relay::TOKEN_META].as_u64().unwrap();
+        let reply = json!({"jsonrpc": "2.0", "result": relay::marker(token), "id": 5});
+        (token, reply.to_string())
+    }
+
+    #[test]
+    fn a_marker_reply_becomes_the_stored_bytes_with_a_new_length() {
+        let text = "é\\\"\\t".repeat(relay::RELAY_MIN_BYTES);
+        let result =
+            format!(r#"{{"content":[{{"type":"text","text":"{text}"}}],"isError":false}}"#);
+        for chunk in [1, 7, 4096, usize::MAX] {
+            let (_, reply) = stored(&result);
+            let mut input = frame(r#"{"jsonrpc":"2.0","method":"x"}"#);
+            input.extend(frame(&reply));
+            input.extend(frame(r#"{"jsonrpc":"2.0","id":6,"result":null}"#));
+            let out = through(&input, chunk);
+            let got = frames(&out);
+            assert_eq!(got.len(), 3);
+            assert_eq!(got[1]["id"], 5);
+            assert_eq!(
+                got[1]["result"],
+                serde_json::from_str::<Value>(&result).unwrap()
+            );
+            assert!(
+                memchr::memmem::find(&out, result.as_bytes()).is_some(),
+                "byte for byte"
+            );
+            assert_eq!(got[2]["id"], 6);
+        }
+    }
+
+    #[test]
+    fn markers_in_strings_and_foreign_or_used_markers_are_left_alone() {
+        let result = format!(r#"{{"content":"{}"}}"#, "y".repeat(relay::RELAY_MIN_BYTES));
+        let (token, reply) = stored(&result);
+        let marker = relay::marker(token);
+        // The same marker as text inside a string (escaped quotes), another process's nonce,
+        // a token that was never stored, and a marker that is not the reply's result.
+        let cases = [
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"text": format!("\"{marker}\"")}}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 2, "result": format!("\"result\":\"{marker}")}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 3, "result": format!("mcp-sidecar/relayed/{}/{token}", "0".repeat(32))}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 4, "result": relay::marker(u64::MAX)}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 5, "result": {"x": marker}}).to_string(),
+        ];
+        let mut input = Vec::new();
+        for case in &cases {
+            input.extend(frame(case));
+        }
+        let out = through(&input, 3);
+        let got = frames(&out);
+        for (case, got) in cases.iter().zip(&got) {
+            assert_eq!(&serde_json::from_str::<Value>(case).unwrap(), got);
+        }
+        // Still stored: the real reply splices it, once; the second time it is a plain string.
+        let out = through(&[frame(&reply), frame(&reply)].concat(), 64);
+        let got = frames(&out);
+        assert_eq!(
+            got[0]["result"]["content"].as_str().unwrap().len(),
+            relay::RELAY_MIN_BYTES
+        );
+        assert_eq!(got[1]["result"], marker);
+    }
+
+    #[test]
+    fn what_is_not_lsp_framing_passes_through() {
+        let junk = vec![b'x'; 5000];
+        assert_eq!(through(&junk, 100), junk);
+        let odd = b"Content-Type: x\r\n\r\nabc".to_vec();
+        assert_eq!(through(&odd, 2), odd);
+    }
+
+    proptest::proptest! {
+        /// Whatever frames go in, in whatever pieces, the same frames come out.
+        #[test]
+        fn arbitrary_frames_pass_through(a in proptest::collection::vec(proptest::num::u8::ANY, 0..300), b in "\\PC{0,100}", chunk in 1usize..50) {
+            let mut input = frame(&String::from_utf8_lossy(&a));
+            input.extend(frame(&b));
+            proptest::prop_assert_eq!(through(&input, chunk), input);
+        }
+
+        /// Bytes that are not LSP framing never panic the writer.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2000), chunk in 1usize..50) {
+            let _ = through(&bytes, chunk);
+        }
+    }
+}

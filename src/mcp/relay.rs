@@ -1,0 +1,351 @@
+//! Large results relayed as the bytes the server sent, instead of rebuilt.
+//!
+//! A `tools/call`, `resources/read` or `prompts/get` answer of [`RELAY_MIN_BYTES`] or more is
+//! read by the stdio transport in two validating scans that build no tree ([`stand_in`]): the
+//! whole line (syntax and UTF-8, as a full parse checks them), then the result's top-level
+//! members. Only what the sidecar must look at is read (`resultType`: an `input_required` round
+//! goes the usual way; `isError`, `_meta` and the small members are kept as they are). The
+//! result's bytes go to a side table keyed by a token, and rmcp gets a small stand-in (the big
+//! members emptied, the token in `_meta` under [`TOKEN_META`]), so its types, the response
+//! routing, timeouts and cancellation all work as for any answer.
+//!
+//! [`Connection::exchange`](super::connection) finds the token in the final result. Inside
+//! [`relaying`] (the editor's face, which writes the LSP reply itself) the result becomes a
+//! [`marker`] string, and the LSP output writer (`lsp::splice`) replaces the quoted marker with
+//! the stored bytes ([`take`]) as it writes the frame, so the editor gets the server's result
+//! byte for byte. Elsewhere (the gateway) the bytes are parsed once into a `Value` ([`resolve`]).
+//!
+//! The marker carries a per-process random nonce: a server cannot forge one, and a marker quoted
+//! inside a JSON string is escaped (`\"`), so the writer, which only splices `"<marker>"` with
+//! bare quotes, never touches text from a server. Entries nobody took (a call given up between
+//! the answer and the reply) are dropped after [`STALE_AFTER`].
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// Answers at least this long (the whole line) are relayed raw.
+pub const RELAY_MIN_BYTES: usize = 64 * 1024;
+/// Members of a result longer than this are left out of the stand-in (emptied).
+const BIG_MEMBER: usize = 1024;
+/// Where the stand-in carries its token.
+pub const TOKEN_META: &str = "dev.mcp-sidecar/relayed";
+/// A stored result nobody took is dropped after this long.
+pub const STALE_AFTER: Duration = Duration::from_secs(120);
+
+struct Entry {
+    bytes: Bytes,
+    at: Instant,
+}
+
+static TABLE: OnceLock<Mutex<HashMap<u64, Entry>>> = OnceLock::new();
+/// How many entries are stored: the LSP writer looks inside frames only while this is not 0.
+static STORED: AtomicUsize = AtomicUsize::new(0);
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// How many results were stored so far (in this process).
+pub fn stored_total() -> u64 {
+    NEXT.load(Ordering::Relaxed) - 1
+}
+
+fn table() -> &'static Mutex<HashMap<u64, Entry>> {
+    TABLE.get_or_init(Default::default)
+}
+
+/// Whether any result is waiting to be spliced (cheap; checked per LSP frame).
+pub fn any_stored() -> bool {
+    STORED.load(Ordering::Acquire) != 0
+}
+
+/// The per-process marker prefix, `mcp-sidecar/relayed/<32 random hex digits>/`.
+pub fn marker_prefix() -> &'static str {
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // Each RandomState is seeded from the OS's randomness.
+        let word = || {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(std::process::id());
+            h.finish()
+        };
+        format!("mcp-sidecar/relayed/{:016x}{:016x}/", word(), word())
+    })
+}
+
+/// The string that stands for stored result `token` in an LSP reply.
+pub fn marker(token: u64) -> String {
+    format!("{}{token}", marker_prefix())
+}
+
+/// Stores `bytes` (one JSON value, already validated) and returns its token.
+fn store(bytes: Bytes) -> u64 {
+    let token = NEXT.fetch_add(1, Ordering::Relaxed);
+    let now = Instant::now();
+    let mut table = table().lock();
+    table.retain(|_, e| now.duration_since(e.at) < STALE_AFTER);
+    table.insert(token, Entry { bytes, at: now });
+    STORED.store(table.len(), Ordering::Release);
+    token
+}
+
+/// Takes the stored result `token` (once).
+pub fn take(token: u64) -> Option<Bytes> {
+    let mut table = table().lock();
+    let entry = table.remove(&token);
+    STORED.store(table.len(), Ordering::Release);
+    entry.map(|e| e.bytes)
+}
+
+/// The stored result `token` parsed into a `Value` (for callers that need the JSON itself).
+pub fn resolve(token: u64) -> Option<Value> {
+    take(token).and_then(|bytes| serde_json::from_slice(&bytes).ok())
+}
+
+tokio::task_local! {
+    static RELAYING: ();
+}
+
+/// Runs `fut` with big results handed back as [`marker`]s, for a caller that writes them out
+/// with the LSP writer's splice.
+pub async fn relaying<F: Future>(fut: F) -> F::Output {
+    RELAYING.scope((), fut).await
+}
+
+/// What a final result becomes: unchanged when it is not a stand-in; else the marker (inside
+/// [`relaying`]) or the stored result parsed. `Err` when the stored bytes are gone.
+pub fn finish(mut result: Value) -> Result<Value, String> {
+    let Some(token) = result
+        .get_mut("_meta")
+        .and_then(Value::as_object_mut)
+        .and_then(|meta| meta.remove(TOKEN_META))
+        .and_then(|t| t.as_u64())
+    else {
+        return Ok(result);
+    };
+    if RELAYING.try_with(|_| ()).is_ok() {
+        return Ok(Value::String(marker(token)));
+    }
+    resolve(token).ok_or_else(|| "the relayed result was no longer available".to_string())
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    result: &'a RawValue,
+}
+
+/// For one line that answers a relayed request: the stand-in line for rmcp, with the result's
+/// bytes stored. `None` when the line is not such an answer or anything looks unusual (a lone
+/// surrogate escape, a `_meta` that is not an object, keys with escapes, an `input_required`
+/// round): the caller then parses it as any line, with the same errors as before.
+///
+/// `is_relayed` says whether an id (as its raw JSON) belongs to a pending relayed request.
+pub fn stand_in(line: &Bytes, is_relayed: impl FnOnce(&str) -> bool) -> Option<Vec<u8>> {
+    let head: Head = serde_json::from_slice(line).ok()?;
+    if !is_relayed(head.id.get()) {
+        return None;
+    }
+    let result = head.result.get();
+    if !result.starts_with('{') || has_surrogate_escape(result.as_bytes()) {
+        return None;
+    }
+    let members: Vec<(&str, &RawValue)> = serde_json::from_str::<Members>(result).ok()?.0;
+    let mut small = String::with_capacity(256);
+    small.push('{');
+    let mut meta = None;
+    for (key, value) in &members {
+        let raw = value.get();
+        match *key {
+            "resultType" if raw != r#""complete""# => return None,
+            "_meta" => {
+                meta = Some(serde_json::from_str::<serde_json::Map<String, Value>>(raw).ok()?);
+                continue;
+            }
+            _ => {}
+        }
+        small.push_str(&serde_json::to_string(key).ok()?);
+        small.push(':');
+        if raw.len() > BIG_MEMBER {
+            small.push_str(match raw.as_bytes()[0] {
+                b'[' => "[]",
+                b'{' => "{}",
+                b'"' => "\"\"",
+                _ => raw,
+            });
+        } else {
+            small.push_str(raw);
+        }
+        small.push(',');
+    }
+    // The result's bytes are a slice of the line: stored without a copy.
+    let start = result.as_ptr() as usize - line.as_ptr() as usize;
+    let token = store(line.slice(start..start + result.len()));
+    let mut meta = meta.unwrap_or_default();
+    meta.insert(TOKEN_META.into(), token.into());
+    small.push_str("\"_meta\":");
+    small.push_str(&Value::Object(meta).to_string());
+    small.push('}');
+    let mut out = Vec::with_capacity(small.len() + 64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(head.id.get().as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(small.as_bytes());
+    out.push(b'}');
+    Some(out)
+}
+
+/// A result's top-level members in order, values unread.
+struct Members<'a>(Vec<(&'a str, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Members<'a>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<&'de str, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Whether `json` has a `\uD800`–`\uDFFF` escape (or what might be one): serde_json's scan
+/// accepts them unpaired, where a full parse refuses a lone one; such lines go the usual way.
+fn has_surrogate_escape(json: &[u8]) -> bool {
+    memchr::memmem::find_iter(json, b"\\u").any(|i| {
+        matches!(json.get(i + 2), Some(b'd' | b'D'))
+            && matches!(
+                json.get(i + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(result: &str) -> Bytes {
+        Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#))
+    }
+
+    fn big_text() -> String {
+        "x\\\"y ".repeat(RELAY_MIN_BYTES / 4)
+    }
+
+    #[test]
+    fn a_big_result_is_stored_as_sent_and_rmcp_gets_a_small_stand_in() {
+        let result = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}],"isError":true,"_meta":{{"k":1}}}}"#,
+            big_text()
+        );
+        let l = line(&result);
+        let small = stand_in(&l, |id| id == "7").unwrap();
+        assert!(small.len() < 200, "{}", String::from_utf8_lossy(&small));
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        assert_eq!(v["result"]["content"], serde_json::json!([]));
+        assert_eq!(v["result"]["isError"], true);
+        assert_eq!(v["result"]["_meta"]["k"], 1);
+        let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+        assert_eq!(
+            &take(token).unwrap()[..],
+            result.as_bytes(),
+            "byte for byte"
+        );
+        assert!(take(token).is_none(), "taken once");
+    }
+
+    #[test]
+    fn unusual_lines_go_the_usual_way() {
+        let text = big_text();
+        let ok = format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#);
+        assert!(
+            stand_in(&line(&ok), |id| id == "8").is_none(),
+            "not pending"
+        );
+        for result in [
+            format!(r#"{{"resultType":"input_required","content":"{text}"}}"#),
+            format!(r#"{{"content":"{text}\ud800"}}"#),
+            format!(r#"{{"content":"{text}","_meta":3}}"#),
+            format!(r#"{{"cont\u0065nt":"{text}"}}"#),
+            format!(r#"{{"content":"{text}\x01"}}"#),
+            format!(r#"["{text}"]"#),
+        ] {
+            assert!(
+                stand_in(&line(&result), |_| true).is_none(),
+                "{}",
+                &result[..40]
+            );
+        }
+        // Invalid JSON and invalid UTF-8 are refused by the scan.
+        let mut bad = line(&ok).to_vec();
+        bad.insert(40, 0xff);
+        assert!(stand_in(&Bytes::from(bad), |_| true).is_none());
+        let cut = line(&ok).slice(..1000);
+        assert!(stand_in(&cut, |_| true).is_none());
+    }
+
+    #[test]
+    fn finish_hands_back_markers_only_while_relaying() {
+        let result = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            big_text()
+        );
+        let small = stand_in(&line(&result), |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let resolved = finish(v["result"].clone()).unwrap();
+        assert_eq!(resolved, serde_json::from_str::<Value>(&result).unwrap());
+        let small = stand_in(&line(&result), |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let marked = rt.block_on(relaying(async { finish(v["result"].clone()) }));
+        let marked = marked.unwrap();
+        let token: u64 = marked
+            .as_str()
+            .unwrap()
+            .strip_prefix(marker_prefix())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(&take(token).unwrap()[..], result.as_bytes());
+        assert_eq!(
+            finish(serde_json::json!({"a": 1})).unwrap(),
+            serde_json::json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn the_marker_is_random_per_process_and_plain_ascii() {
+        let p = marker_prefix();
+        assert!(
+            p.starts_with("mcp-sidecar/relayed/") && p.len() == 20 + 32 + 1,
+            "{p}"
+        );
+        assert!(
+            p.bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        );
+    }
+}
