@@ -9,6 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::gateway::{bridge_env, gateway_info, gateway_token};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -31,30 +32,6 @@ async fn start_with(folder: &Path, settings: Value) -> (std::sync::Arc<TestEdito
     }
     let info = gateway_info(&editor, mark).await;
     (editor, info)
-}
-
-/// `mcp-sidecar.gatewayInfo`, once the sidecar said (after `mark`) that the gateway serves.
-async fn gateway_info(editor: &TestEditor, mark: usize) -> Value {
-    editor
-        .wait_notification(mark, |n| {
-            n["method"] == "window/logMessage"
-                && n["params"]["message"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("gateway: serving agents at "))
-        })
-        .await;
-    let response = editor
-        .command_response("mcp-sidecar.gatewayInfo", json!({}))
-        .await;
-    assert!(response.get("error").is_none(), "{response}");
-    response["result"].clone()
-}
-
-fn token(info: &Value) -> String {
-    info["env"]["MCP_SIDECAR_GATEWAY_TOKEN"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 fn port(info: &Value) -> u16 {
@@ -106,7 +83,7 @@ fn over_http(info: &Value, mode: &str) -> Vec<String> {
         "--url".into(),
         info["url"].as_str().unwrap().into(),
         "--token".into(),
-        token(info),
+        gateway_token(info),
         "--mode".into(),
         mode.into(),
     ]
@@ -126,12 +103,6 @@ fn over_bridge(server: Option<&str>) -> Vec<String> {
         args.extend(["--server".into(), name.into()]);
     }
     args
-}
-
-fn bridge_env(command: &mut tokio::process::Command, info: &Value) {
-    command
-        .env("MCP_SIDECAR_GATEWAY", info["url"].as_str().unwrap())
-        .env("MCP_SIDECAR_GATEWAY_TOKEN", token(info));
 }
 
 /// The status of a raw `POST /mcp` (an `initialize`) with these extra header lines.
@@ -173,7 +144,7 @@ async fn the_endpoint_refuses_without_the_secret_and_from_other_origins() {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{info}"
     );
-    let secret = token(&info);
+    let secret = gateway_token(&info);
     assert_eq!(secret.len(), 64, "{info}");
     assert_eq!(
         info["headers"]["Authorization"],
