@@ -194,6 +194,8 @@ T.test('an agent in the terminal calls a tool through the gateway; its form is a
     T.repo_root .. '/fixtures/python/gateway_client.py',
     '--mode',
     'legacy',
+    '--name',
+    'nvim-agent',
     '--command',
     T.bin,
     'gateway',
@@ -219,6 +221,79 @@ T.test('an agent in the terminal calls a tool through the gateway; its form is a
   T.eq('grace@example.com', structured.content.email)
   T.eq('economy', structured.content.cabin)
   T.eq({ 'lounge' }, structured.content.extras)
-  T.contains(input_calls[1].opts.prompt, 'demo: Confirm your trip to Lisbon › Full name')
+  -- Every prompt says which agent asks, through the gateway, and which server.
+  T.contains(
+    input_calls[1].opts.prompt,
+    'nvim-agent via the gateway → demo asks: Confirm your trip to Lisbon › Full name'
+  )
   T.ok(#select_calls >= 5, 'the choices were asked here')
 end)
+
+--- The newest draft of `kind` (samplingRequest / samplingResponse) from the demo server, once it
+--- has focus.
+local function wait_draft(kind, seen)
+  local found
+  T.wait(function()
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      local draft = vim.api.nvim_buf_is_valid(buf) and vim.b[buf].mcp_sidecar_draft
+      if draft and not seen[buf] and draft.server == 'demo' and draft.kind == kind then
+        found = buf
+        return true
+      end
+    end
+  end, 'the ' .. kind .. ' draft', 30000)
+  seen[found] = true
+  T.wait(function()
+    return vim.api.nvim_get_current_buf() == found
+  end, 'the draft to get focus')
+  return found
+end
+
+T.test(
+  'an agent through the gateway: the model answer its server asks for is written and accepted here',
+  function()
+    local python = os.getenv('MCP_PYTHON')
+    T.ok(python and vim.fn.executable(python) == 1, 'MCP_PYTHON must name the peers venv python')
+    wait_env()
+    local answer = 'EX517 (Lisbon → Boston, nonstop) is the best value, for the agent.'
+    local done
+    vim.system({
+      python,
+      T.repo_root .. '/fixtures/python/gateway_client.py',
+      '--mode',
+      'legacy',
+      '--name',
+      'nvim-agent',
+      '--command',
+      T.bin,
+      'gateway',
+      vim.json.encode({ { op = 'call', name = 'demo__analyze_flights', arguments = vim.empty_dict() } }),
+    }, { text = true, cwd = vim.fn.tempname():match('^(.*)/') }, function(out)
+      done = out
+    end)
+    local seen = {}
+    local request = wait_draft('samplingRequest', seen)
+    T.contains(T.lines(request), 'You are a concise travel assistant. Prices are per person.')
+    vim.cmd('write')
+    local draft = wait_draft('samplingResponse', seen)
+    local lines = T.lines(draft)
+    local heading
+    for i, l in ipairs(lines) do
+      if l == '### assistant' then
+        heading = i
+      end
+    end
+    T.ok(heading, 'no ### assistant heading in:\n' .. table.concat(lines, '\n'))
+    vim.api.nvim_buf_set_lines(draft, heading, -1, false, { '', answer })
+    vim.cmd('McpAccept')
+    T.wait(function()
+      return done
+    end, 'the agent to finish', 60000)
+    T.eq(0, done.code, 'the agent failed: ' .. tostring(done.stderr))
+    local outcome = vim.json.decode(done.stdout)[1]
+    local structured = vim.tbl_get(outcome, 'result', 'structuredContent')
+    T.ok(structured, vim.inspect(outcome))
+    T.eq(answer, structured.text)
+    T.eq('manual', structured.model)
+  end
+)
