@@ -21,9 +21,15 @@ const NOTE = /gateway: new terminals get MCP_SIDECAR_GATEWAY, MCP_SIDECAR_GATEWA
 export async function run(ctx) {
   const { page, outputLog, runDir, screenshot, setUserSetting } = ctx;
   const lastUrl = () => [...outputLog().matchAll(NOTE)].pop()?.[1];
-  const url = await waitFor('the gateway in the terminal environment', async () => lastUrl());
+  await waitFor('the gateway in the terminal environment', async () => lastUrl());
 
   const env1 = await terminalEnv(page, join(runDir, 'terminal-env-1.txt'));
+  // The terminal has the address the extension announced last. The output channel may show that
+  // line a moment after the terminal got it (a sidecar restart by the scenario before this one
+  // can still be settling), so wait for the channel rather than compare with an earlier read.
+  const url = await waitFor('the output channel to name the terminal\'s gateway URL', async () =>
+    lastUrl() === env1.url ? env1.url : null,
+  ).catch(() => assert.fail(`the terminal has ${env1.url}, the extension announced ${lastUrl()}`));
   assert.equal(env1.url, url, 'the terminal has the gateway URL');
   assert.match(env1.token, /^[0-9a-f]{64}$/, 'and its token');
   assert.ok(!outputLog().includes(env1.token), 'the token is not in the output channel');
