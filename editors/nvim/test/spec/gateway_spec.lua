@@ -152,12 +152,44 @@ local function inputs(answers)
   end)
 end
 
-T.test('an agent in the terminal calls a tool through the gateway; its form is answered here', function()
+--- Starts the Python SDK agent "nvim-agent" (fixtures/python/gateway_client.py) through
+--- `mcp-sidecar gateway`, outside the workspace and with Neovim's environment, as a :terminal job
+--- has it: only that environment can find the gateway. It makes one `call`. Returns a function that
+--- waits for the agent and returns the call's structuredContent.
+local function run_agent(call)
   local python = os.getenv('MCP_PYTHON')
   T.ok(
     python and vim.fn.executable(python) == 1,
     'MCP_PYTHON must name the peers venv python (bash scripts/install-peers.sh; run.sh sources .cache/peers/env.sh)'
   )
+  local done
+  vim.system({
+    python,
+    T.repo_root .. '/fixtures/python/gateway_client.py',
+    '--mode',
+    'legacy',
+    '--name',
+    'nvim-agent',
+    '--command',
+    T.bin,
+    'gateway',
+    vim.json.encode({ call }),
+  }, { text = true, cwd = vim.fn.tempname():match('^(.*)/') }, function(out)
+    done = out
+  end)
+  return function()
+    T.wait(function()
+      return done
+    end, 'the agent to finish', 60000)
+    T.eq(0, done.code, 'the agent failed: ' .. tostring(done.stderr))
+    local outcome = vim.json.decode(done.stdout)[1]
+    local structured = vim.tbl_get(outcome, 'result', 'structuredContent')
+    T.ok(structured, vim.inspect(outcome))
+    return structured
+  end
+end
+
+T.test('an agent in the terminal calls a tool through the gateway; its form is answered here', function()
   wait_env()
   local input_calls = inputs({
     ['Full name'] = 'Grace Hopper',
@@ -185,37 +217,14 @@ T.test('an agent in the terminal calls a tool through the gateway; its form is a
   end)
   -- The agent inherits Neovim's environment, as a :terminal job does; `mcp-sidecar gateway`
   -- finds the gateway through it.
-  local steps = vim.json.encode({
-    { op = 'call', name = 'demo__book_trip', arguments = { destination = 'Lisbon' } },
-  })
-  local done
-  vim.system({
-    python,
-    T.repo_root .. '/fixtures/python/gateway_client.py',
-    '--mode',
-    'legacy',
-    '--name',
-    'nvim-agent',
-    '--command',
-    T.bin,
-    'gateway',
-    steps,
-  }, { text = true, cwd = vim.fn.tempname():match('^(.*)/') }, function(out)
-    done = out
-  end)
+  local agent = run_agent({ op = 'call', name = 'demo__book_trip', arguments = { destination = 'Lisbon' } })
   -- The multi-select of the form's extras: the first one ticked.
   local select_buf = T.wait_buf('^mcp://select/', 30000)
   T.wait(function()
     return vim.api.nvim_get_current_buf() == select_buf
   end, 'the multi-select to get focus')
   vim.api.nvim_feedkeys(vim.keycode('x<CR>'), 'mx', false)
-  T.wait(function()
-    return done
-  end, 'the agent to finish', 60000)
-  T.eq(0, done.code, 'the agent failed: ' .. tostring(done.stderr))
-  local outcome = vim.json.decode(done.stdout)[1]
-  local structured = vim.tbl_get(outcome, 'result', 'structuredContent')
-  T.ok(structured, vim.inspect(outcome))
+  local structured = agent()
   T.eq('accept', structured.action)
   T.eq('Grace Hopper', structured.content.name)
   T.eq('grace@example.com', structured.content.email)
@@ -252,25 +261,9 @@ end
 T.test(
   'an agent through the gateway: the model answer its server asks for is written and accepted here',
   function()
-    local python = os.getenv('MCP_PYTHON')
-    T.ok(python and vim.fn.executable(python) == 1, 'MCP_PYTHON must name the peers venv python')
     wait_env()
     local answer = 'EX517 (Lisbon → Boston, nonstop) is the best value, for the agent.'
-    local done
-    vim.system({
-      python,
-      T.repo_root .. '/fixtures/python/gateway_client.py',
-      '--mode',
-      'legacy',
-      '--name',
-      'nvim-agent',
-      '--command',
-      T.bin,
-      'gateway',
-      vim.json.encode({ { op = 'call', name = 'demo__analyze_flights', arguments = vim.empty_dict() } }),
-    }, { text = true, cwd = vim.fn.tempname():match('^(.*)/') }, function(out)
-      done = out
-    end)
+    local agent = run_agent({ op = 'call', name = 'demo__analyze_flights', arguments = vim.empty_dict() })
     local seen = {}
     local request = wait_draft('samplingRequest', seen)
     T.contains(T.lines(request), 'You are a concise travel assistant. Prices are per person.')
@@ -286,13 +279,7 @@ T.test(
     T.ok(heading, 'no ### assistant heading in:\n' .. table.concat(lines, '\n'))
     vim.api.nvim_buf_set_lines(draft, heading, -1, false, { '', answer })
     vim.cmd('McpAccept')
-    T.wait(function()
-      return done
-    end, 'the agent to finish', 60000)
-    T.eq(0, done.code, 'the agent failed: ' .. tostring(done.stderr))
-    local outcome = vim.json.decode(done.stdout)[1]
-    local structured = vim.tbl_get(outcome, 'result', 'structuredContent')
-    T.ok(structured, vim.inspect(outcome))
+    local structured = agent()
     T.eq(answer, structured.text)
     T.eq('manual', structured.model)
   end
