@@ -42,6 +42,9 @@ export async function run(ctx) {
 
     await runCommand(page, 'MCP Sidecar: Open Resource');
     await waitQuickInput(page, 'MCP Sidecar: Open Resource');
+    // The image's webview can keep the keyboard while the quick pick opens over it (the typed
+    // filter then goes nowhere): give the pick's filter box the focus first.
+    await page.locator('.quick-input-widget .quick-input-box input').first().focus();
     await pick(page, 'data.bin');
     await waitFor('the offer to save', async () =>
       (await notifications(page)).find((n) => n.message.includes('blob://fixture/data.bin is binary (application/octet-stream, 8 bytes)') && n.buttons.includes('Save As…')) ?? null);
