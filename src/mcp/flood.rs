@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 pub const PER_SECOND: u32 = 100;
 /// The length of one window.
 pub const WINDOW: Duration = Duration::from_secs(1);
+/// How many distinct resources' updates a window holds back for the end of a flood; updates of
+/// further resources in that window are dropped.
+pub const MAX_HELD_UPDATES: usize = 1000;
 
 /// One source's current window.
 #[derive(Debug)]
@@ -210,6 +213,56 @@ mod host_tests {
             })
         );
         assert!(events.try_recv().is_err(), "one summary line");
+    }
+
+    #[tokio::test]
+    async fn a_resource_update_flood_passes_each_resource_on_once_when_the_second_ends() {
+        let (host, mut events) = Host::new();
+        let mut agents = host.observe();
+        let first: Vec<String> = (0..PER_SECOND).map(|i| format!("res://{i}")).collect();
+        for uri in &first {
+            host.resource_updated("s", uri.clone());
+        }
+        // The flood: 3000 more, over three resources.
+        for i in 0..3000 {
+            host.resource_updated("s", format!("res://x{}", i % 3));
+        }
+        host.resource_updated("quiet", "res://q".into());
+        let updated = |e: Event| match e {
+            Event::ResourceUpdated { server, uri } => format!("{server} {uri}"),
+            other => panic!("not an update: {other:?}"),
+        };
+        let mut got = Vec::new();
+        while let Ok(e) = events.try_recv() {
+            got.push(updated(e));
+        }
+        let mut expected: Vec<String> = first.iter().map(|u| format!("s {u}")).collect();
+        expected.push("quiet res://q".into());
+        assert_eq!(
+            got, expected,
+            "the first hundred at once; the other server has its own"
+        );
+        // When the window ends: each flooded resource once.
+        let mut late = Vec::new();
+        for _ in 0..3 {
+            let e = tokio::time::timeout(Duration::from_secs(5), events.recv())
+                .await
+                .expect("the held updates")
+                .unwrap();
+            late.push(updated(e));
+        }
+        assert_eq!(late, ["s res://x0", "s res://x1", "s res://x2"]);
+        assert!(events.try_recv().is_err(), "nothing more");
+        // The agents' side heard the same: 100 + 1 + 3.
+        let mut observed = 0;
+        while let Ok(o) = agents.try_recv() {
+            assert!(matches!(
+                o,
+                super::super::host::Observed::ResourceUpdated { .. }
+            ));
+            observed += 1;
+        }
+        assert_eq!(observed, PER_SECOND as usize + 4);
     }
 
     #[test]

@@ -551,14 +551,7 @@ impl Handler {
     }
 
     pub fn resource_updated(&self, uri: String) {
-        self.host.observed(Observed::ResourceUpdated {
-            server: self.server.to_string(),
-            uri: uri.clone(),
-        });
-        self.host.emit(Event::ResourceUpdated {
-            server: self.server.to_string(),
-            uri,
-        });
+        self.host.resource_updated(&self.server, uri);
     }
 
     /// Drops the cached list and fetches the new one in the background, so `listServers` counts

@@ -1,7 +1,7 @@
 //! What the MCP side shares with every connection and reports to the editor: the current roots,
 //! progress routing, and the event stream the LSP layer turns into notifications.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -94,10 +94,21 @@ pub struct Host {
     clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
     completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
     floods: Floods,
+    update_floods: UpdateFloods,
 }
 
 /// Each server's log window (see [`Host::server_log`]).
 type Floods = Arc<Mutex<HashMap<String, flood::Window>>>;
+
+/// One server's `notifications/resources/updated` over its current window: the URIs of the
+/// updates held back (at most [`flood::MAX_HELD_UPDATES`]), each to be passed on once.
+#[derive(Default)]
+struct HeldUpdates {
+    window: flood::Window,
+    uris: BTreeSet<String>,
+}
+
+type UpdateFloods = Arc<Mutex<HashMap<String, HeldUpdates>>>;
 
 /// Time a person has spent answering one server's questions; a request's timeout counts only
 /// the server's own time.
@@ -183,6 +194,7 @@ impl Host {
             clocks: Mutex::new(HashMap::new()),
             completions: Mutex::new(HashMap::new()),
             floods: Floods::default(),
+            update_floods: UpdateFloods::default(),
         };
         (Arc::new(host), rx)
     }
@@ -247,6 +259,69 @@ impl Host {
                     let _ = events.send(dropped_summary(&server, dropped));
                 }
             });
+        }
+    }
+
+    /// A server's `notifications/resources/updated` (a legacy notification or on a 2026-07-28
+    /// listen stream), for the editor and the agents ([`Observed`]). Rate-limited per server
+    /// like its log, but without losing a resource's last change: at most [`flood::PER_SECOND`]
+    /// a second are passed on at once; of the rest only the URIs are kept (a set, at most
+    /// [`flood::MAX_HELD_UPDATES`]), and each is passed on once when the window ends. A flood
+    /// costs the editor one re-read per resource, and one log line.
+    pub fn resource_updated(&self, server: &str, uri: String) {
+        let (admit, end, held) = {
+            let mut floods = self.update_floods.lock();
+            let state = floods.entry(server.to_string()).or_default();
+            let admit = state.window.admit(Instant::now());
+            // The previous window is over: what it held goes out now.
+            let held = match admit.summary {
+                Some(_) => std::mem::take(&mut state.uris),
+                None => BTreeSet::new(),
+            };
+            if !admit.pass
+                && (state.uris.len() < flood::MAX_HELD_UPDATES || state.uris.contains(&uri))
+            {
+                state.uris.insert(uri.clone());
+            }
+            (admit, state.window.end(), held)
+        };
+        for held in held {
+            send_update(&self.events, &self.observers, server, held);
+        }
+        if admit.pass {
+            send_update(&self.events, &self.observers, server, uri);
+            return;
+        }
+        if admit.first_drop {
+            tracing::warn!(
+                server,
+                "resource update flood: more than {} a second; the rest are passed on once per resource when the second ends",
+                flood::PER_SECOND
+            );
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let (floods, events, observers, server) = (
+                    self.update_floods.clone(),
+                    self.events.clone(),
+                    self.observers.clone(),
+                    server.to_string(),
+                );
+                runtime.spawn(async move {
+                    tokio::time::sleep_until(end.into()).await;
+                    let held = floods
+                        .lock()
+                        .get_mut(&server)
+                        .and_then(|state| {
+                            state
+                                .window
+                                .flush(Instant::now())
+                                .map(|_| std::mem::take(&mut state.uris))
+                        })
+                        .unwrap_or_default();
+                    for uri in held {
+                        send_update(&events, &observers, &server, uri);
+                    }
+                });
+            }
         }
     }
 
@@ -379,6 +454,22 @@ impl Host {
 }
 
 /// The one line that reports a window's dropped log messages.
+fn send_update(
+    events: &mpsc::UnboundedSender<Event>,
+    observers: &tokio::sync::broadcast::Sender<Observed>,
+    server: &str,
+    uri: String,
+) {
+    let _ = observers.send(Observed::ResourceUpdated {
+        server: server.to_string(),
+        uri: uri.clone(),
+    });
+    let _ = events.send(Event::ResourceUpdated {
+        server: server.to_string(),
+        uri,
+    });
+}
+
 fn dropped_summary(server: &str, dropped: u64) -> Event {
     let message = format!(
         "{dropped} messages from {server} dropped (more than {} a second)",
