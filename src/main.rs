@@ -47,25 +47,40 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(async {
-        match args.command {
-            Command::DemoServer { era } => mcp_sidecar::demo::run_stdio(era).await,
-            Command::Gateway { server } => mcp_sidecar::gateway::bridge::run(server)
-                .await
-                .map_err(anyhow::Error::msg),
-            Command::Conformance { url } => {
-                let run =
-                    mcp_sidecar::conformance::Run::from_env(url).map_err(anyhow::Error::msg)?;
-                mcp_sidecar::conformance::run(run)
+    // The work runs as a spawned task, not as the `block_on` future itself: a task waking the
+    // `block_on` future makes tokio's current-thread scheduler poll the event loop once more
+    // (an `epoll_wait` with no timeout) before it polls that future again, while tasks waking
+    // each other only queue. Every message crosses between tasks (the transports' tasks and
+    // the serve loop), so that was two or three extra system calls per round trip.
+    let outcome =
+        runtime.block_on(async {
+            let spawned =
+                |work: std::pin::Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>| async {
+                    tokio::spawn(work)
+                        .await
+                        .unwrap_or_else(|e| Err(anyhow::anyhow!("{e}")))
+                };
+            match args.command {
+                Command::DemoServer { era } => mcp_sidecar::demo::run_stdio(era).await,
+                Command::Gateway { server } => mcp_sidecar::gateway::bridge::run(server)
                     .await
-                    .map_err(anyhow::Error::msg)
+                    .map_err(anyhow::Error::msg),
+                Command::Conformance { url } => {
+                    let run =
+                        mcp_sidecar::conformance::Run::from_env(url).map_err(anyhow::Error::msg)?;
+                    mcp_sidecar::conformance::run(run)
+                        .await
+                        .map_err(anyhow::Error::msg)
+                }
+                _ => {
+                    spawned(Box::pin(async {
+                        mcp_sidecar::lsp::serve_stdio().await;
+                        Ok(())
+                    }))
+                    .await
+                }
             }
-            _ => {
-                mcp_sidecar::lsp::serve_stdio().await;
-                Ok(())
-            }
-        }
-    });
+        });
     // Blocking stdin readers never finish on their own; servers' processes are killed on drop.
     runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {

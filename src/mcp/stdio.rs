@@ -24,7 +24,15 @@ impl AsRawFd for Fd {
 }
 
 pub struct SocketReader(AsyncFd<Fd>);
-pub struct SocketWriter(AsyncFd<Fd>);
+
+/// stdout is registered with the event loop only while a write would block. Registered for
+/// writability all the time, the edge-triggered registration woke the sidecar every time the
+/// editor read a reply (the socket's buffer drained): one wake-up of the process per message for
+/// nothing.
+pub struct SocketWriter {
+    fd: RawFd,
+    blocked: Option<AsyncFd<Fd>>,
+}
 
 /// Whether `fd` is a stream socket.
 fn is_stream_socket(fd: RawFd) -> bool {
@@ -53,8 +61,11 @@ pub fn socket_stdio() -> Option<(SocketReader, SocketWriter)> {
         return None;
     }
     let read = AsyncFd::with_interest(Fd(0), Interest::READABLE).ok()?;
-    let write = AsyncFd::with_interest(Fd(1), Interest::WRITABLE).ok()?;
-    Some((SocketReader(read), SocketWriter(write)))
+    let write = SocketWriter {
+        fd: 1,
+        blocked: None,
+    };
+    Some((SocketReader(read), write))
 }
 
 /// `Ok(n)` from a `recv`/`send` return value, else the OS error.
@@ -85,6 +96,12 @@ impl AsyncRead for SocketReader {
                 Ok(Ok(n)) => {
                     unsafe { buf.assume_init(n) };
                     buf.advance(n);
+                    // Less than asked for: the socket is drained (as tokio's own sockets
+                    // reason), so the next read waits for the next edge instead of trying a
+                    // `recv` that can only say EAGAIN.
+                    if n > 0 && n < len {
+                        guard.clear_ready();
+                    }
                     return Poll::Ready(Ok(()));
                 }
                 Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -95,28 +112,49 @@ impl AsyncRead for SocketReader {
     }
 }
 
+/// `send` without waiting (nor a signal if the editor is gone).
+fn send_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: send reads at most `buf.len()` bytes from `buf`.
+    check(unsafe {
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    })
+}
+
 impl AsyncWrite for SocketWriter {
     fn poll_write(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        let fd = self.fd;
         loop {
-            let mut guard = ready!(self.0.poll_write_ready(cx))?;
-            let sent = guard.try_io(|fd| {
-                // SAFETY: send reads at most `buf.len()` bytes from `buf`.
-                check(unsafe {
-                    libc::send(
-                        fd.as_raw_fd(),
-                        buf.as_ptr().cast(),
-                        buf.len(),
-                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                    )
-                })
-            });
-            match sent {
+            let Some(blocked) = &self.blocked else {
+                match send_now(fd, buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // Registering reports the socket's state at once, so a drain between
+                        // the EAGAIN and here is not missed.
+                        self.blocked = Some(AsyncFd::with_interest(Fd(fd), Interest::WRITABLE)?);
+                        continue;
+                    }
+                    result => return Poll::Ready(result),
+                }
+            };
+            let mut guard = ready!(blocked.poll_write_ready(cx))?;
+            match guard.try_io(|fd| send_now(fd.as_raw_fd(), buf)) {
                 Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Ok(result) => return Poll::Ready(result),
+                Ok(result) => {
+                    // All of it went: the editor keeps up again, so stop watching the socket.
+                    if result.as_ref().is_ok_and(|n| *n == buf.len()) {
+                        self.blocked = None;
+                    }
+                    return Poll::Ready(result);
+                }
                 Err(_would_block) => continue,
             }
         }
@@ -145,8 +183,10 @@ mod tests {
         assert!(!is_stream_socket(r.as_raw_fd()) && !is_stream_socket(w.as_raw_fd()));
         let fd = ours.as_raw_fd();
         let mut reader = SocketReader(AsyncFd::with_interest(Fd(fd), Interest::READABLE).unwrap());
-        let mut writer =
-            SocketWriter(AsyncFd::with_interest(Fd(libc_dup(fd)), Interest::WRITABLE).unwrap());
+        let mut writer = SocketWriter {
+            fd: libc_dup(fd),
+            blocked: None,
+        };
         let mut theirs = tokio::net::UnixStream::from_std({
             theirs.set_nonblocking(true).unwrap();
             theirs
@@ -170,7 +210,7 @@ mod tests {
         reader.read_to_end(&mut rest).await.unwrap();
         assert!(rest.is_empty(), "end of stream when the other side closes");
         // SAFETY: the dup made for the writer is ours to close.
-        unsafe { libc::close(writer.0.get_ref().0) };
+        unsafe { libc::close(writer.fd) };
         drop(ours);
     }
 
