@@ -737,6 +737,10 @@ macro_rules! exchange {
             fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>> {
                 match result {
                     ServerResult::$result(result) => Some(serde_json::to_value(result)),
+                    // A final answer passed through as sent (`transport::pass_through`).
+                    ServerResult::CustomResult(result) => {
+                        super::relay::unwrap_passed(result.0).map(Ok)
+                    }
                     _ => None,
                 }
             }

@@ -79,6 +79,21 @@ pub fn marker_prefix() -> &'static str {
     })
 }
 
+/// A small final result passed through as sent (`transport::pass_through`), wrapped under the
+/// per-process marker prefix so that a result rmcp could not read (which it also hands on as
+/// JSON) is never mistaken for one.
+pub fn wrap_passed(result: Value) -> Value {
+    Value::Object(std::iter::once((marker_prefix().to_string(), result)).collect())
+}
+
+/// The result inside [`wrap_passed`]; `None` for any other JSON.
+pub fn unwrap_passed(wrapped: Value) -> Option<Value> {
+    match wrapped {
+        Value::Object(mut members) if members.len() == 1 => members.remove(marker_prefix()),
+        _ => None,
+    }
+}
+
 /// The string that stands for stored result `token` in an LSP reply.
 pub fn marker(token: u64) -> String {
     format!("{}{token}", marker_prefix())
