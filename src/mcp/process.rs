@@ -267,11 +267,29 @@ pub fn spawn(
         return Err("the child process has no stdio pipes".into());
     };
     tokio::spawn(capture_stderr(server.to_string(), stderr, diag));
+    {
+        use std::os::fd::AsRawFd;
+        widen_pipe(stdout.as_raw_fd());
+    }
     Ok(Spawned {
         process: ServerProcess { child, pgid },
         stdin,
         stdout,
     })
+}
+
+/// Pipes hold 64 KiB, so a big answer crossed the server's stdout in 64 KiB turns (the server
+/// blocked, the sidecar woke, read, slept: 160 times for 10 MiB). 1 MiB is what Linux lets any
+/// process ask for (`/proc/sys/fs/pipe-max-size`); the kernel gives the pages only as they fill.
+/// A refusal (an older kernel, a lower limit) leaves the pipe as it was.
+fn widen_pipe(fd: std::os::fd::RawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: F_SETPIPE_SZ only resizes the pipe's buffer; it touches no memory of ours.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }
 
 impl ServerProcess {
