@@ -231,7 +231,8 @@ impl LanguageServer for Backend {
                 editor: self.editor(),
                 reconfigure: &|| self.reconfigure(),
             };
-            commands::execute(&cx, params).await
+            // Boxed: the commands' future is large, and tower-lsp-server moves this one whole.
+            Box::pin(commands::execute(&cx, params)).await
         })
         .await
     }
@@ -313,5 +314,18 @@ impl Backend {
     async fn did_change_configuration_inner(&self, params: DidChangeConfigurationParams) {
         *self.config.settings.lock() = config::unwrap_editor_settings(Some(params.settings));
         self.reconfigure();
+    }
+}
+#[cfg(test)]
+mod tests {
+    /// tower-lsp-server boxes and moves each handler's future whole, on every request: the
+    /// command handler's stays small (the commands' own future is boxed once inside it).
+    #[test]
+    fn the_command_handlers_future_stays_small() {
+        let (service, _socket) = tower_lsp_server::LspService::new(super::Backend::new);
+        let params = serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
+        let future = tower_lsp_server::LanguageServer::execute_command(service.inner(), params);
+        let size = std::mem::size_of_val(&future);
+        assert!(size < 4096, "{size} bytes");
     }
 }

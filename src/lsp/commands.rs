@@ -31,6 +31,9 @@ pub struct Context<'a> {
     pub reconfigure: &'a (dyn Fn() + Sync),
 }
 
+/// Each command's work is boxed: inline, the largest (forms asked step by step, sign-in) made
+/// this future some tens of KiB, copied whole at each hand-off between tower-lsp-server's layers
+/// on every call, the quickest included.
 pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
     let token = params.work_done_progress_params.work_done_token.clone();
     let arg = params.arguments.unwrap_or_default().into_iter().next();
@@ -49,14 +52,14 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            call_tool(cx, args, token).await?
+            Box::pin(call_tool(cx, args, token)).await?
         }
         contract::CMD_RESTART_SERVER => {
             let args: RestartServerArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            restart_server(cx, args).await?
+            Box::pin(restart_server(cx, args)).await?
         }
-        contract::CMD_OPEN_SAMPLING_LOG => open_sampling_log(cx).await?,
+        contract::CMD_OPEN_SAMPLING_LOG => Box::pin(open_sampling_log(cx)).await?,
         contract::CMD_TRUST_SERVER | contract::CMD_UNTRUST_SERVER => {
             let args: ServerArgs = parse_arg(arg)?;
             set_trust(
@@ -68,12 +71,20 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_SIGN_IN => {
             let args: ServerArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            to_value(cx.manager.sign_in(&args.server).await.map_err(to_lsp)?)
+            to_value(
+                Box::pin(cx.manager.sign_in(&args.server))
+                    .await
+                    .map_err(to_lsp)?,
+            )
         }
         contract::CMD_SIGN_OUT => {
             let args: ServerArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            to_value(cx.manager.sign_out(&args.server).await.map_err(to_lsp)?)
+            to_value(
+                Box::pin(cx.manager.sign_out(&args.server))
+                    .await
+                    .map_err(to_lsp)?,
+            )
         }
         contract::CMD_LIST_RESOURCES => {
             let args: ListToolsArgs = parse_arg(arg)?;
@@ -99,7 +110,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_READ_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let read = relaying(cx.manager.read_resource(&args.server, &args.uri)).await;
+            let read = Box::pin(relaying(cx.manager.read_resource(&args.server, &args.uri))).await;
             read.map_err(to_lsp)?
         }
         contract::CMD_SUBSCRIBE_RESOURCE | contract::CMD_UNSUBSCRIBE_RESOURCE => {
@@ -113,7 +124,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_GET_PROMPT => {
             let args: GetPromptArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            get_prompt(cx, args).await?
+            Box::pin(get_prompt(cx, args)).await?
         }
         contract::CMD_COMPLETE => {
             let args: CompleteArgs = parse_arg(arg)?;
