@@ -10,6 +10,9 @@
 // machine costs each path alike. Every answer is checked. Prints one JSON object on stdout.
 //
 //   node benches/peers/lsp_client.mjs --bin PATH --home DIR [--calls N] [--warmup W] [--block B]
+//     [--compare PATH]
+// `--compare` adds a fourth path, `compare`: the same as `sidecar` through another sidecar binary
+// (an A/B of a change on a noisy machine, interleaved like the rest; the bench does not use it).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -23,6 +26,7 @@ const { values: opts } = parseArgs({
     warmup: { type: "string", default: "100" },
     block: { type: "string", default: "50" },
     socat: { type: "string", default: "socat" },
+    compare: { type: "string" },
   },
 });
 if (!opts.bin || !opts.home) {
@@ -108,10 +112,10 @@ async function mcp(command, args) {
   return { call, pid: p.proc.pid, close: () => p.proc.stdin.end() };
 }
 
-async function sidecar() {
+async function sidecar(bin = opts.bin) {
   let running;
   const up = new Promise((resolve) => (running = resolve));
-  const p = peer(opts.bin, [], { XDG_CONFIG_HOME: opts.home, MCP_SIDECAR_LOG: "warn" }, "lsp", (n) => {
+  const p = peer(bin, [], { XDG_CONFIG_HOME: opts.home, MCP_SIDECAR_LOG: "warn" }, "lsp", (n) => {
     if (n.method === "mcp-sidecar/serverStatus" && n.params?.state === "running") running();
   });
   const servers = { demo: { command: opts.bin, args: serverArgs, protocolVersion: "2025-11-25" } };
@@ -146,6 +150,7 @@ const paths = {
   // `pipes`: the server gets pipes, as the sidecar gives its servers (socat's default is a socketpair).
   socat: await mcp(opts.socat, ["-b", "1048576", "STDIO", `EXEC:${[opts.bin, ...serverArgs].join(" ")},pipes`]),
   direct: await mcp(opts.bin, serverArgs),
+  ...(opts.compare ? { compare: await sidecar(resolve(opts.compare)) } : {}),
 };
 const samples = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
 for (const path of Object.values(paths)) for (let i = 0; i < Number(opts.warmup); i++) await path.call();
