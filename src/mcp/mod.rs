@@ -38,6 +38,8 @@ pub fn process_stdio() -> (
         tracing::debug!("stdin/stdout are sockets: polled on the event loop");
         return (Box::new(read), Box::new(write));
     }
+    // An editor that gives the sidecar pipes reads its replies through 64 KiB turns otherwise.
+    process::widen_pipe(1);
     let (read, write) = rmcp::transport::stdio_pipes();
     (Box::new(read), Box::new(write))
 }

@@ -281,8 +281,8 @@ pub fn spawn(
 /// Pipes hold 64 KiB, so a big answer crossed the server's stdout in 64 KiB turns (the server
 /// blocked, the sidecar woke, read, slept: 160 times for 10 MiB). 1 MiB is what Linux lets any
 /// process ask for (`/proc/sys/fs/pipe-max-size`); the kernel gives the pages only as they fill.
-/// A refusal (an older kernel, a lower limit) leaves the pipe as it was.
-fn widen_pipe(fd: std::os::fd::RawFd) {
+/// A refusal (an older kernel, a lower limit, not a pipe) leaves the descriptor as it was.
+pub(crate) fn widen_pipe(fd: std::os::fd::RawFd) {
     #[cfg(target_os = "linux")]
     // SAFETY: F_SETPIPE_SZ only resizes the pipe's buffer; it touches no memory of ours.
     unsafe {
