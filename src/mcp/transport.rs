@@ -375,6 +375,11 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        // A server writing back to back fills the read buffer with thousands of messages, each
+        // decoded without touching the event loop, and rmcp spawns a task for each notification:
+        // without a share of tokio's cooperative budget per message, one flooding server held
+        // the sidecar's one thread (and the editor's requests) for over a second.
+        tokio::task::consume_budget().await;
         loop {
             if let Some(message) = self.queued.pop_front() {
                 return Some(message);
@@ -471,6 +476,50 @@ mod tests {
         // What rmcp itself hands on as JSON (a result it could not read) is never taken for one
         // passed through.
         assert!(relay::unwrap_passed(serde_json::json!({"content": "text"})).is_none());
+    }
+
+    /// Found in CI: a flood of log notifications held the sidecar's one thread for over a second
+    /// (the editor's requests waited behind it). Lines already in the read buffer are decoded
+    /// without touching the event loop, so `receive` takes a share of tokio's budget per message
+    /// and a reader of a full buffer lets other tasks run long before it is through.
+    #[test]
+    fn a_full_read_buffer_does_not_hold_the_thread() {
+        const LINES: usize = 600; // about 52 KB: all of it fits in the pipe before the reader starts
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let line = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+            let mut child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("yes '{line}' | head -n {LINES}"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+            assert!(child.wait().await.unwrap().success());
+            let mut transport =
+                StdioTransport::new("flood", stdin, stdout, 1 << 20, Default::default());
+            let received = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let count = received.clone();
+            let reader = tokio::spawn(async move {
+                while transport.receive().await.is_some() {
+                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            // Spawned after the reader, so it runs when the reader first gives the thread back.
+            let seen = received.clone();
+            let other = tokio::spawn(async move { seen.load(std::sync::atomic::Ordering::Relaxed) });
+            let when_other_ran = other.await.unwrap();
+            reader.await.unwrap();
+            assert_eq!(received.load(std::sync::atomic::Ordering::Relaxed), LINES);
+            assert!(
+                when_other_ran < LINES / 2,
+                "another task ran only after {when_other_ran} of {LINES} messages"
+            );
+        });
     }
 
     #[test]
