@@ -1,12 +1,25 @@
 //! One line from an MCP server's stdout, as the stdio transport reads it: a batch splits into its
 //! members, each member (or the line) becomes a message, junk, or a refusal. Never a panic; a
-//! message always serializes again; a refusal always answers a real id with -32602.
+//! message always serializes again; a refusal always answers a real id with -32602. What the
+//! big-result relay stores of a line it takes (`relay::stand_in`) parses, and is what a full
+//! parse of the line finds as its `result`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sidecar::mcp::{Line, parse_line, split_batch};
+use mcp_sidecar::mcp::{Line, parse_line, relay, split_batch};
 
 fuzz_target!(|data: &[u8]| {
+    let line = bytes::Bytes::copy_from_slice(data);
+    if let Some(small) = relay::stand_in(&line, |_| true) {
+        let small: serde_json::Value = serde_json::from_slice(&small).expect("the stand-in parses");
+        let token = small["result"]["_meta"][relay::TOKEN_META].as_u64().expect("a token");
+        let stored = relay::take(token).expect("stored");
+        let stored: serde_json::Value = serde_json::from_slice(&stored).expect("stored parses");
+        // Members the relay does not read (`jsonrpc`, unknown ones) are not checked for UTF-8.
+        if let Ok(full) = serde_json::from_slice::<serde_json::Value>(data) {
+            assert_eq!(stored, full["result"]);
+        }
+    }
     let members = split_batch(data).unwrap_or_else(|| vec![data.to_vec()]);
     for member in &members {
         match parse_line(member) {

@@ -1,9 +1,9 @@
 //! Large results relayed as the bytes the server sent, instead of rebuilt.
 //!
 //! A `tools/call`, `resources/read` or `prompts/get` answer of [`RELAY_MIN_BYTES`] or more is
-//! read by the stdio transport in two validating scans that build no tree ([`stand_in`]): the
-//! whole line (syntax and UTF-8, as a full parse checks them), then the result's top-level
-//! members. Only what the sidecar must look at is read (`resultType`: an `input_required` round
+//! read by the stdio transport in one validating scan that builds no tree ([`stand_in`]): the
+//! whole line's syntax, with the result's top-level members kept as raw JSON (UTF-8 checked,
+//! as a full parse checks it). Only what the sidecar must look at is read (`resultType`: an `input_required` round
 //! goes the usual way; `isError`, `_meta` and the small members are kept as they are). The
 //! result's bytes go to a side table keyed by a token, and rmcp gets a small stand-in (the big
 //! members emptied, the token in `_meta` under [`TOKEN_META`]), so its types, the response
@@ -155,7 +155,7 @@ struct Head<'a> {
     #[serde(borrow)]
     id: &'a RawValue,
     #[serde(borrow)]
-    result: &'a RawValue,
+    result: Members<'a>,
 }
 
 /// For one line that answers a relayed request: the stand-in line for rmcp, with the result's
@@ -165,15 +165,17 @@ struct Head<'a> {
 ///
 /// `is_relayed` says whether an id (as its raw JSON) belongs to a pending relayed request.
 pub fn stand_in(line: &Bytes, is_relayed: impl FnOnce(&str) -> bool) -> Option<Vec<u8>> {
+    // One scan of the whole line: its syntax, and the result's members each as raw JSON
+    // (UTF-8 checked, as a full parse does), building no tree.
     let head: Head = serde_json::from_slice(line).ok()?;
     if !is_relayed(head.id.get()) {
         return None;
     }
-    let result = head.result.get();
-    if !result.starts_with('{') || has_surrogate_escape(result.as_bytes()) {
+    let members = head.result.0;
+    let span = object_span(line, &members)?;
+    if has_surrogate_escape(&line[span.clone()]) {
         return None;
     }
-    let members: Vec<(&str, &RawValue)> = serde_json::from_str::<Members>(result).ok()?.0;
     let mut small = String::with_capacity(256);
     small.push('{');
     let mut meta = None;
@@ -202,8 +204,7 @@ pub fn stand_in(line: &Bytes, is_relayed: impl FnOnce(&str) -> bool) -> Option<V
         small.push(',');
     }
     // The result's bytes are a slice of the line: stored without a copy.
-    let start = result.as_ptr() as usize - line.as_ptr() as usize;
-    let token = store(line.slice(start..start + result.len()));
+    let token = store(line.slice(span));
     let mut meta = meta.unwrap_or_default();
     meta.insert(TOKEN_META.into(), token.into());
     small.push_str("\"_meta\":");
@@ -216,6 +217,26 @@ pub fn stand_in(line: &Bytes, is_relayed: impl FnOnce(&str) -> bool) -> Option<V
     out.extend_from_slice(small.as_bytes());
     out.push(b'}');
     Some(out)
+}
+
+/// Where the object whose `members` were read from `line` lies in it: from the `{` before the
+/// first key to the `}` after the last value. Keys and values borrow from the line (a key with
+/// an escape cannot, and fails the scan), and only JSON whitespace may stand between them and
+/// the braces; `None` for an object without members, which is no big result.
+fn object_span(line: &[u8], members: &[(&str, &RawValue)]) -> Option<std::ops::Range<usize>> {
+    let offset = |s: &str| {
+        let at = (s.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+        (at + s.len() <= line.len()).then_some(at)
+    };
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let (first, _) = members.first()?;
+    let (_, last) = members.last()?;
+    // The first key's opening quote, then back over whitespace to the brace.
+    let quote = offset(first)?.checked_sub(1)?;
+    let open = line[..quote].iter().rposition(|b| !is_space(b))?;
+    let end = offset(last.get())? + last.get().len();
+    let close = end + line[end..].iter().position(|b| !is_space(b))?;
+    (line[quote] == b'"' && line[open] == b'{' && line[close] == b'}').then_some(open..close + 1)
 }
 
 /// A result's top-level members in order, values unread.
@@ -318,6 +339,65 @@ mod tests {
         assert!(stand_in(&Bytes::from(bad), |_| true).is_none());
         let cut = line(&ok).slice(..1000);
         assert!(stand_in(&cut, |_| true).is_none());
+    }
+
+    #[test]
+    fn the_result_is_found_in_the_line_with_its_whitespace() {
+        let text = big_text();
+        let result = format!(
+            "{{ \"content\" :\n[{{\"type\":\"text\",\"text\":\"{text}\"}}] ,\t\"isError\": false\r\n}}"
+        );
+        let l = Bytes::from(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\": \n{result}  }}"
+        ));
+        let small = stand_in(&l, |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+        assert_eq!(&take(token).unwrap()[..], result.as_bytes());
+        // Bytes that are not UTF-8 deep inside a member's value are found by the one scan.
+        let mut bad = l.to_vec();
+        let at = bad.len() / 2;
+        bad[at] = 0xff;
+        assert!(stand_in(&Bytes::from(bad), |_| true).is_none());
+    }
+
+    proptest::proptest! {
+        /// Whatever the members and the whitespace between them, a line taken is one a full
+        /// parse accepts, and what is stored is exactly the result as it stood in the line.
+        #[test]
+        fn what_is_stored_is_the_result_as_sent(
+            members in proptest::collection::vec(("[a-z_]{1,8}", "\\PC{0,40}"), 1..5),
+            spaces in proptest::collection::vec(proptest::sample::select(vec!["", " ", "\n", "\t ", "\r\n"]), 16),
+            flip in proptest::option::of((0usize..10_000, proptest::num::u8::ANY)),
+        ) {
+            let ws = |i: usize| spaces[i % spaces.len()];
+            let mut result = format!("{{{}", ws(0));
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    result.push_str(&format!("{},{}", ws(i + 1), ws(i + 2)));
+                }
+                let value = serde_json::to_string(value).unwrap();
+                result.push_str(&format!("\"{key}\"{}:{}{value}", ws(i + 3), ws(i + 4)));
+            }
+            result.push_str(&format!("{}}}", ws(15)));
+            let prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}", ws(5));
+            let mut line = format!("{prefix}{result}{}}}", ws(6)).into_bytes();
+            let mut stored = result.clone().into_bytes();
+            if let Some((at, byte)) = flip {
+                let at = at % result.len();
+                line[prefix.len() + at] = byte;
+                stored[at] = byte;
+            }
+            let line = Bytes::from(line);
+            if let Some(small) = stand_in(&line, |_| true) {
+                proptest::prop_assert!(serde_json::from_slice::<Value>(&line).is_ok(), "taken, but a full parse refuses it");
+                let v: Value = serde_json::from_slice(&small).unwrap();
+                let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+                proptest::prop_assert_eq!(&take(token).unwrap()[..], &stored[..]);
+            } else {
+                proptest::prop_assert!(flip.is_some() || members.iter().any(|(k, _)| k == "_meta" || k == "resultType"), "refused a plain result");
+            }
+        }
     }
 
     #[test]
