@@ -149,6 +149,16 @@ fn reset_peak(pid: u32) -> Option<u64> {
     proc_kib(pid, "VmHWM:")
 }
 
+/// The CPU time (user and system, all threads) a process has used so far.
+fn cpu_ms(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state is field 3, utime and stime 14 and 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().ok()? + fields[12].parse::<f64>().ok()?;
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks * 1000.0 / per_second)
+}
+
 fn median(samples: &[f64]) -> f64 {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -178,8 +188,10 @@ async fn measure_big(
         _ => {}
     }
     let before = sidecar.and_then(reset_peak);
+    let cpu_before = sidecar.and_then(cpu_ms);
     let out = agent_outcomes(command.spawn().expect("node")).await;
     let after = sidecar.and_then(|pid| proc_kib(pid, "VmHWM:"));
+    let cpu = sidecar.and_then(cpu_ms).zip(cpu_before).map(|(a, b)| a - b);
     assert_eq!(
         out[0]["wrong"], 0,
         "{tool}: big answers of the wrong length ({text_bytes} bytes expected)"
@@ -190,6 +202,7 @@ async fn measure_big(
         "latencies_us": out[0]["latencies_us"],
         "node_json_parse_median_ms": ms("json_parse_us"),
         "node_document_bytes": out[0]["document_bytes"],
+        "sidecar_cpu_ms_per_call": cpu.map(|ms| ms / (big_calls() + reps(2, 0)) as f64),
         "sidecar_vmhwm_before_kib": before,
         "sidecar_vmhwm_after_kib": after,
     })
@@ -251,14 +264,17 @@ async fn big_result(paths: &[(&str, Via<'_>, &str)], info: &Value, pid: u32) -> 
         way["ratio_vs_serde_parse"] = json!(call_ms / parse_ms);
         way["ratio_vs_node_parse"] = json!(call_ms / node_ms);
         way["sidecar_peak_growth_vs_document"] = json!(growth);
+        let sidecar = match (way["sidecar_cpu_ms_per_call"].as_f64(), growth) {
+            (Some(cpu), Some(g)) => {
+                format!("; sidecar CPU {cpu:.1} ms a call, peak RSS +{g:.1}x the document")
+            }
+            _ => String::new(),
+        };
         println!(
-            "{name:>6}: {call_ms:.1} ms a call (x{:.2} direct, x{:.1} one parse; Node JSON.parse {node_ms:.1} ms: x{:.1}){}",
+            "{name:>6}: {call_ms:.1} ms a call (x{:.2} direct, x{:.1} one parse; Node JSON.parse {node_ms:.1} ms: x{:.1}){sidecar}",
             call_ms / base,
             call_ms / parse_ms,
             call_ms / node_ms,
-            growth.map_or(String::new(), |g| format!(
-                ", sidecar peak RSS +{g:.1}x the document"
-            )),
         );
         report.insert((*name).into(), way);
     }
