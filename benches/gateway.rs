@@ -213,10 +213,7 @@ async fn big_result(paths: &[(&str, Via<'_>, &str)], info: &Value, pid: u32) -> 
     let bytes = big_bytes();
     let result = fixture::result_bytes(bytes);
     let document = fixture::response_line(b"1", &result);
-    let text_bytes = serde_json::from_slice::<Value>(&result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .len();
+    let text_bytes = fixture::text_len(&result);
     let parse: Vec<f64> = (0..big_calls().max(5))
         .map(|_| {
             let t = Instant::now();
