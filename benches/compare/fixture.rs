@@ -40,6 +40,14 @@ pub fn result_bytes(target: usize) -> Vec<u8> {
         .unwrap()
 }
 
+/// The text's length in bytes in a [`result_bytes`] result.
+pub fn text_len(result: &[u8]) -> usize {
+    serde_json::from_slice::<Value>(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .len()
+}
+
 /// The serialized `result` of a `resources/read` answer: the same text as one resource.
 pub fn resource_bytes(target: usize) -> Vec<u8> {
     let text = big_text(target.saturating_sub(160));

@@ -457,10 +457,7 @@ pub async fn big_result(home: &Path) -> Value {
     let n = reps(7, 2);
     let result = fixture::result_bytes(target);
     let document = fixture::response_line(b"1", &result);
-    let text_len = serde_json::from_slice::<Value>(&result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .len();
+    let text_len = fixture::text_len(&result);
 
     let mut parse = Vec::new();
     for _ in 0..n {

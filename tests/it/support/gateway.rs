@@ -45,10 +45,12 @@ pub fn bridge_env(command: &mut tokio::process::Command, info: &Value) {
 }
 
 /// How an agent reaches the server: over HTTP (with the secret, or `None`: without it), or by
-/// launching a stdio server (`mcp-sidecar gateway ...`, or a server itself).
+/// launching a stdio server (`mcp-sidecar gateway ...`, or a server itself; `Program`: another
+/// executable, such as the bench binary as its own server, with these arguments).
 pub enum Via<'a> {
     Http { url: String, token: Option<String> },
     Stdio(&'a [&'a str]),
+    Program(&'a std::path::Path, &'a [&'a str]),
 }
 
 impl Via<'_> {
@@ -75,6 +77,9 @@ pub fn ts_agent(via: &Via, steps: &Value) -> tokio::process::Command {
         }
         Via::Stdio(argv) => {
             command.arg("--command").arg(sidecar_bin()).args(*argv);
+        }
+        Via::Program(program, argv) => {
+            command.arg("--command").arg(program).args(*argv);
         }
     }
     command
