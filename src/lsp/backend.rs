@@ -316,6 +316,7 @@ impl Backend {
         self.reconfigure();
     }
 }
+
 #[cfg(test)]
 mod tests {
     /// tower-lsp-server boxes and moves each handler's future whole, on every request: the
