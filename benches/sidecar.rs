@@ -19,7 +19,9 @@
 //! by a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything
 //! (20 calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The
 //! peer clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without
-//! them those series are skipped with a line saying so.
+//! them those series are skipped with a line saying so. `BENCH_ONLY=big,eventloop` (any of
+//! `calltool`, `eventloop`, `prompts`, `throughput`, `big`, `startup`, `idle`) runs only those
+//! sections and writes `target/bench-sidecar-only.json` (for A/B runs of one figure).
 
 #[path = "../tests/it/support/mod.rs"]
 #[allow(unused_imports)]
@@ -45,6 +47,12 @@ fn smoke() -> bool {
 /// `full` in a real run, `quick` in a smoke run.
 fn reps(full: usize, quick: usize) -> usize {
     if smoke() { quick } else { full }
+}
+
+/// Whether a section runs: `BENCH_ONLY` (a comma-separated list of `calltool`, `eventloop`,
+/// `prompts`, `throughput`, `big`, `startup`, `idle`) runs only those; unset, every one.
+fn only(section: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |list| list.split(',').any(|s| s.trim() == section))
 }
 
 fn calls() -> usize {
@@ -368,240 +376,254 @@ async fn run() {
                 .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()),
         }),
     );
-    for (label, version, era) in [
-        ("2025-11-25", ProtocolVersion::V_2025_11_25, "legacy"),
-        ("2026-07-28", ProtocolVersion::V_2026_07_28, "modern"),
-    ] {
-        let d = direct(version, era).await;
-        let s = through_sidecar(home.path(), label, era).await;
-        println!(
-            "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({})",
-            d.median_us,
-            d.p99_us,
-            s.median_us,
-            s.p99_us,
-            s.median_us - d.median_us,
-            ratio(s.median_us, d.median_us)
-        );
-        let mut entry = json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us,
+    if only("calltool") {
+        for (label, version, era) in [
+            ("2025-11-25", ProtocolVersion::V_2025_11_25, "legacy"),
+            ("2026-07-28", ProtocolVersion::V_2026_07_28, "modern"),
+        ] {
+            let d = direct(version, era).await;
+            let s = through_sidecar(home.path(), label, era).await;
+            println!(
+                "callTool add, {label}: direct rmcp median {:.1} µs p99 {:.1} µs | through sidecar median {:.1} µs p99 {:.1} µs | added median {:.1} µs ({})",
+                d.median_us,
+                d.p99_us,
+                s.median_us,
+                s.p99_us,
+                s.median_us - d.median_us,
+                ratio(s.median_us, d.median_us)
+            );
+            let mut entry = json!({"direct": d, "sidecar": s, "added_median_us": s.median_us - d.median_us,
             "ratio_median_sidecar_vs_rmcp": s.median_us / d.median_us,
             "ratio_p99_sidecar_vs_rmcp": s.p99_us / d.p99_us});
-        let peer_list: &[&str] = if era == "legacy" {
-            &["python", "typescript"]
-        } else {
-            &["python"] // the TypeScript SDK 1.x speaks only the initialize-era revisions
-        };
-        for peer in peer_list {
-            let value = match compare::peer_latency(&peers, peer, era).await {
-                Ok((p, about)) => {
-                    println!(
-                        "callTool add, {label}: {} median {:.1} µs p99 {:.1} µs | sidecar / it: median {}, p99 {}",
-                        about["client"].as_str().unwrap_or(peer),
-                        p.median_us,
-                        p.p99_us,
-                        ratio(s.median_us, p.median_us),
-                        ratio(s.p99_us, p.p99_us)
-                    );
-                    json!({"client": about["client"], "protocolVersion": about["protocolVersion"],
+            let peer_list: &[&str] = if era == "legacy" {
+                &["python", "typescript"]
+            } else {
+                &["python"] // the TypeScript SDK 1.x speaks only the initialize-era revisions
+            };
+            for peer in peer_list {
+                let value = match compare::peer_latency(&peers, peer, era).await {
+                    Ok((p, about)) => {
+                        println!(
+                            "callTool add, {label}: {} median {:.1} µs p99 {:.1} µs | sidecar / it: median {}, p99 {}",
+                            about["client"].as_str().unwrap_or(peer),
+                            p.median_us,
+                            p.p99_us,
+                            ratio(s.median_us, p.median_us),
+                            ratio(s.p99_us, p.p99_us)
+                        );
+                        json!({"client": about["client"], "protocolVersion": about["protocolVersion"],
                         "stats": p, "ratio_median_sidecar_vs_peer": s.median_us / p.median_us,
                         "ratio_p99_sidecar_vs_peer": s.p99_us / p.p99_us})
-                }
-                Err(skipped) => skipped,
-            };
-            entry[format!("{peer}_sdk")] = value;
+                    }
+                    Err(skipped) => skipped,
+                };
+                entry[format!("{peer}_sdk")] = value;
+            }
+            report.insert(format!("callTool_{label}"), entry);
         }
-        report.insert(format!("callTool_{label}"), entry);
     }
-    let event_loop = compare::event_loop_client(home.path()).await;
-    if event_loop.get("skipped").is_none() {
-        let m = |k: &str, f: &str| event_loop[k][f].as_f64().unwrap_or(f64::NAN);
-        println!(
-            "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median) | CPU per call: sidecar {:.0} µs, socat {:.0} µs",
-            event_loop["client"].as_str().unwrap_or("node"),
-            m("sidecar", "median_us"),
-            m("sidecar", "p99_us"),
-            m("socat", "median_us"),
-            m("socat", "p99_us"),
-            m("direct", "median_us"),
-            ratio(m("sidecar", "median_us"), m("socat", "median_us")),
-            ratio(m("sidecar", "p99_us"), m("socat", "p99_us")),
-            m("cpu_us_per_call", "sidecar"),
-            m("cpu_us_per_call", "socat"),
-        );
+    if only("eventloop") {
+        let event_loop = compare::event_loop_client(home.path()).await;
+        if event_loop.get("skipped").is_none() {
+            let m = |k: &str, f: &str| event_loop[k][f].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median) | CPU per call: sidecar {:.0} µs, socat {:.0} µs",
+                event_loop["client"].as_str().unwrap_or("node"),
+                m("sidecar", "median_us"),
+                m("sidecar", "p99_us"),
+                m("socat", "median_us"),
+                m("socat", "p99_us"),
+                m("direct", "median_us"),
+                ratio(m("sidecar", "median_us"), m("socat", "median_us")),
+                ratio(m("sidecar", "p99_us"), m("socat", "p99_us")),
+                m("cpu_us_per_call", "sidecar"),
+                m("cpu_us_per_call", "socat"),
+            );
+        }
+        report.insert("eventLoopClient".into(), event_loop);
     }
-    report.insert("eventLoopClient".into(), event_loop);
-    for (label, era) in [("2025-11-25", "legacy"), ("2026-07-28", "modern")] {
-        let (prompt, plain) = prompt_latency(home.path(), label, era).await;
+    if only("prompts") {
+        for (label, era) in [("2025-11-25", "legacy"), ("2026-07-28", "modern")] {
+            let (prompt, plain) = prompt_latency(home.path(), label, era).await;
+            println!(
+                "first elicitation prompt, {label}: median {:.1} µs p99 {:.1} µs | echo round trip median {:.1} µs p99 {:.1} µs | relay adds median {:.1} µs",
+                prompt.median_us,
+                prompt.p99_us,
+                plain.median_us,
+                plain.p99_us,
+                prompt.median_us - plain.median_us
+            );
+            report.insert(
+                format!("firstPrompt_{label}"),
+                json!({"prompt": prompt, "echo": plain}),
+            );
+        }
+        let (draft, bytes) = draft_roundtrip();
         println!(
-            "first elicitation prompt, {label}: median {:.1} µs p99 {:.1} µs | echo round trip median {:.1} µs p99 {:.1} µs | relay adds median {:.1} µs",
-            prompt.median_us,
-            prompt.p99_us,
-            plain.median_us,
-            plain.p99_us,
-            prompt.median_us - plain.median_us
+            "sampling draft render+parse, 47 messages ({bytes} bytes): median {:.1} µs p99 {:.1} µs",
+            draft.median_us, draft.p99_us
         );
         report.insert(
-            format!("firstPrompt_{label}"),
-            json!({"prompt": prompt, "echo": plain}),
+            "draftRoundTrip47".into(),
+            json!({"stats": draft, "bytes": bytes}),
         );
     }
-    let (draft, bytes) = draft_roundtrip();
-    println!(
-        "sampling draft render+parse, 47 messages ({bytes} bytes): median {:.1} µs p99 {:.1} µs",
-        draft.median_us, draft.p99_us
-    );
-    report.insert(
-        "draftRoundTrip47".into(),
-        json!({"stats": draft, "bytes": bytes}),
-    );
 
     // Throughput: all at once (as an editor firing them would), and at most 100 in flight (under
     // the sidecar's cap of 128 operations at once).
-    let through = compare::sidecar_throughput(
-        home.path(),
-        &[("all_at_once", usize::MAX), ("window_100", 100)],
-    )
-    .await;
-    let direct_rmcp = compare::rmcp_throughput().await;
-    let ts = compare::ts_throughput(&peers).await;
-    let rate = |v: &Value| v["median_calls_per_s"].as_f64().unwrap_or(f64::NAN);
-    for (label, key) in [
-        ("all at once", "all_at_once"),
-        ("≤100 in flight", "window_100"),
-    ] {
-        let r = &through[key];
-        let last = &r["rounds"][r["rounds"].as_array().map_or(0, |a| a.len().max(1) - 1)];
-        println!(
-            "{} concurrent callTool over 10 servers through the sidecar, {label}: median {:.0} answered calls/s (last round: {} ok, {} busy, {} wrong, {} other errors) | direct rmcp {:.0} calls/s ({}){}",
-            r["calls"],
-            rate(r),
-            last["ok"],
-            last["busy"],
-            last["wrong"],
-            last["other_errors"],
-            rate(&direct_rmcp),
-            ratio(rate(r), rate(&direct_rmcp)),
-            if ts.get("skipped").is_none() {
-                format!(
-                    " | TypeScript SDK {:.0} calls/s ({})",
-                    rate(&ts),
-                    ratio(rate(r), rate(&ts))
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    println!(
-        "routing check: {} of {} list_roots calls reached their own server",
-        through["routing_check"]["reached_own_server"], through["routing_check"]["calls"]
-    );
-    report.insert(
-        "throughput_10_servers".into(),
-        json!({"sidecar": through, "direct_rmcp": direct_rmcp, "typescript_sdk": ts}),
-    );
-
-    let big = compare::big_result(home.path()).await;
-    println!(
-        "{:.1} MiB tool result: relayed to the editor in {:.1} ms (median of {}) vs one serde_json parse {:.1} ms ({}) vs direct rmcp call {:.1} ms ({}) | sidecar VmHWM {:.1} → {:.1} MiB (growth {:.1}x the document)",
-        big["document_bytes"].as_f64().unwrap() / 1048576.0,
-        big["relay_median_ms"].as_f64().unwrap(),
-        big["calls"],
-        big["parse_once_median_ms"].as_f64().unwrap(),
-        ratio(
-            big["relay_median_ms"].as_f64().unwrap(),
-            big["parse_once_median_ms"].as_f64().unwrap()
-        ),
-        big["direct_rmcp_median_ms"].as_f64().unwrap(),
-        ratio(
-            big["relay_median_ms"].as_f64().unwrap(),
-            big["direct_rmcp_median_ms"].as_f64().unwrap()
-        ),
-        big["sidecar_vmhwm_before_kib"].as_f64().unwrap() / 1024.0,
-        big["sidecar_vmhwm_after_kib"].as_f64().unwrap() / 1024.0,
-        big["peak_growth_vs_document"].as_f64().unwrap(),
-    );
-    for (label, key) in [("tool result", "tool"), ("resource", "resource")] {
-        let b = &big[key];
-        let f = |k: &str| b[k].as_f64().unwrap_or(f64::NAN);
-        println!(
-            "big {label}: relayed in {:.1} ms ({} one parse) | VmHWM growth {:.1}x the document (target ≤ 3x) | VmRSS idle {:.1} MiB, after {:.1} MiB, {}",
-            f("relay_median_ms"),
-            ratio(
-                f("relay_median_ms"),
-                big["parse_once_median_ms"].as_f64().unwrap()
-            ),
-            (f("sidecar_vmhwm_after_kib") - f("sidecar_vmhwm_before_kib")) * 1024.0
-                / big["document_bytes"].as_f64().unwrap(),
-            f("sidecar_vmrss_idle_kib") / 1024.0,
-            f("sidecar_vmrss_after_kib") / 1024.0,
-            match b["rss_return_ms"].as_f64() {
-                Some(ms) => format!("back within 20 % of idle after {ms:.0} ms"),
-                None => format!(
-                    "still {:.1} MiB after 5 s (not within 20 % of idle)",
-                    f("sidecar_vmrss_settled_kib") / 1024.0
-                ),
-            }
-        );
-    }
-    report.insert("bigResult".into(), big);
-
-    let start = compare::startup(home.path()).await;
-    println!(
-        "start-up, initialized → running: all five in parallel median {:.1} ms p99 {:.1} ms | slowest alone ({}) median {:.1} ms | ratio {:.2}x | rmcp directly: five {:.1} ms vs one {:.1} ms ({:.2}x)",
-        start["all_five_running"]["median_us"].as_f64().unwrap() / 1e3,
-        start["all_five_running"]["p99_us"].as_f64().unwrap() / 1e3,
-        start["slowest_alone"].as_str().unwrap(),
-        start["slowest_alone_median_us"].as_f64().unwrap() / 1e3,
-        start["ratio_all_vs_slowest_alone"].as_f64().unwrap(),
-        start["direct_rmcp"]["five_in_parallel"]["median_us"]
-            .as_f64()
-            .unwrap()
-            / 1e3,
-        start["direct_rmcp"]["one"]["median_us"].as_f64().unwrap() / 1e3,
-        start["direct_rmcp"]["ratio"].as_f64().unwrap(),
-    );
-    report.insert("startup_five".into(), start);
-
-    let init = initialize_latency(home.path()).await;
-    println!(
-        "initialize → response: median {:.2} ms, p99 {:.2} ms",
-        init.median_us / 1e3,
-        init.p99_us / 1e3
-    );
-    report.insert("initialize".into(), json!(init));
-    let rss = idle_rss(home.path()).await;
-    println!(
-        "idle RSS with three stdio servers: {:.1} MiB (sidecar process alone)",
-        rss as f64 / 1024.0
-    );
-    report.insert("idle_rss_kib".into(), json!(rss));
-    let five = compare::idle_rss_five(home.path(), &peers).await;
-    let mib = |v: &Value| v.as_f64().map(|k| k / 1024.0);
-    let side = mib(&five["sidecar_kib"]).unwrap();
-    let mut line = format!("idle RSS with five stdio servers: sidecar {side:.1} MiB");
-    for (name, key) in [
-        ("Node (TypeScript SDK)", "node_ts_sdk_kib"),
-        ("Python SDK", "python_sdk_kib"),
-    ] {
-        if let Some(peer) = mib(&five[key]) {
-            line += &format!(
-                " | {name} host {peer:.1} MiB (sidecar / it {})",
-                ratio(side, peer)
+    if only("throughput") {
+        let through = compare::sidecar_throughput(
+            home.path(),
+            &[("all_at_once", usize::MAX), ("window_100", 100)],
+        )
+        .await;
+        let direct_rmcp = compare::rmcp_throughput().await;
+        let ts = compare::ts_throughput(&peers).await;
+        let rate = |v: &Value| v["median_calls_per_s"].as_f64().unwrap_or(f64::NAN);
+        for (label, key) in [
+            ("all at once", "all_at_once"),
+            ("≤100 in flight", "window_100"),
+        ] {
+            let r = &through[key];
+            let last = &r["rounds"][r["rounds"].as_array().map_or(0, |a| a.len().max(1) - 1)];
+            println!(
+                "{} concurrent callTool over 10 servers through the sidecar, {label}: median {:.0} answered calls/s (last round: {} ok, {} busy, {} wrong, {} other errors) | direct rmcp {:.0} calls/s ({}){}",
+                r["calls"],
+                rate(r),
+                last["ok"],
+                last["busy"],
+                last["wrong"],
+                last["other_errors"],
+                rate(&direct_rmcp),
+                ratio(rate(r), rate(&direct_rmcp)),
+                if ts.get("skipped").is_none() {
+                    format!(
+                        " | TypeScript SDK {:.0} calls/s ({})",
+                        rate(&ts),
+                        ratio(rate(r), rate(&ts))
+                    )
+                } else {
+                    String::new()
+                }
             );
         }
+        println!(
+            "routing check: {} of {} list_roots calls reached their own server",
+            through["routing_check"]["reached_own_server"], through["routing_check"]["calls"]
+        );
+        report.insert(
+            "throughput_10_servers".into(),
+            json!({"sidecar": through, "direct_rmcp": direct_rmcp, "typescript_sdk": ts}),
+        );
     }
-    println!("{line}");
-    report.insert("idle_rss_five".into(), five);
-    let size = std::fs::metadata(sidecar_bin())
-        .map(|m| m.len())
-        .unwrap_or(0);
-    println!(
-        "binary {}: {:.2} MiB",
-        sidecar_bin().display(),
-        size as f64 / (1024.0 * 1024.0)
-    );
-    report.insert("binary_bytes".into(), json!(size));
+
+    if only("big") {
+        let big = compare::big_result(home.path()).await;
+        println!(
+            "{:.1} MiB tool result: relayed to the editor in {:.1} ms (median of {}) vs one serde_json parse {:.1} ms ({}) vs direct rmcp call {:.1} ms ({}) | sidecar VmHWM {:.1} → {:.1} MiB (growth {:.1}x the document)",
+            big["document_bytes"].as_f64().unwrap() / 1048576.0,
+            big["relay_median_ms"].as_f64().unwrap(),
+            big["calls"],
+            big["parse_once_median_ms"].as_f64().unwrap(),
+            ratio(
+                big["relay_median_ms"].as_f64().unwrap(),
+                big["parse_once_median_ms"].as_f64().unwrap()
+            ),
+            big["direct_rmcp_median_ms"].as_f64().unwrap(),
+            ratio(
+                big["relay_median_ms"].as_f64().unwrap(),
+                big["direct_rmcp_median_ms"].as_f64().unwrap()
+            ),
+            big["sidecar_vmhwm_before_kib"].as_f64().unwrap() / 1024.0,
+            big["sidecar_vmhwm_after_kib"].as_f64().unwrap() / 1024.0,
+            big["peak_growth_vs_document"].as_f64().unwrap(),
+        );
+        for (label, key) in [("tool result", "tool"), ("resource", "resource")] {
+            let b = &big[key];
+            let f = |k: &str| b[k].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "big {label}: relayed in {:.1} ms ({} one parse) | VmHWM growth {:.1}x the document (target ≤ 3x) | VmRSS idle {:.1} MiB, after {:.1} MiB, {}",
+                f("relay_median_ms"),
+                ratio(
+                    f("relay_median_ms"),
+                    big["parse_once_median_ms"].as_f64().unwrap()
+                ),
+                (f("sidecar_vmhwm_after_kib") - f("sidecar_vmhwm_before_kib")) * 1024.0
+                    / big["document_bytes"].as_f64().unwrap(),
+                f("sidecar_vmrss_idle_kib") / 1024.0,
+                f("sidecar_vmrss_after_kib") / 1024.0,
+                match b["rss_return_ms"].as_f64() {
+                    Some(ms) => format!("back within 20 % of idle after {ms:.0} ms"),
+                    None => format!(
+                        "still {:.1} MiB after 5 s (not within 20 % of idle)",
+                        f("sidecar_vmrss_settled_kib") / 1024.0
+                    ),
+                }
+            );
+        }
+        report.insert("bigResult".into(), big);
+    }
+
+    if only("startup") {
+        let start = compare::startup(home.path()).await;
+        println!(
+            "start-up, initialized → running: all five in parallel median {:.1} ms p99 {:.1} ms | slowest alone ({}) median {:.1} ms | ratio {:.2}x | rmcp directly: five {:.1} ms vs one {:.1} ms ({:.2}x)",
+            start["all_five_running"]["median_us"].as_f64().unwrap() / 1e3,
+            start["all_five_running"]["p99_us"].as_f64().unwrap() / 1e3,
+            start["slowest_alone"].as_str().unwrap(),
+            start["slowest_alone_median_us"].as_f64().unwrap() / 1e3,
+            start["ratio_all_vs_slowest_alone"].as_f64().unwrap(),
+            start["direct_rmcp"]["five_in_parallel"]["median_us"]
+                .as_f64()
+                .unwrap()
+                / 1e3,
+            start["direct_rmcp"]["one"]["median_us"].as_f64().unwrap() / 1e3,
+            start["direct_rmcp"]["ratio"].as_f64().unwrap(),
+        );
+        report.insert("startup_five".into(), start);
+
+        let init = initialize_latency(home.path()).await;
+        println!(
+            "initialize → response: median {:.2} ms, p99 {:.2} ms",
+            init.median_us / 1e3,
+            init.p99_us / 1e3
+        );
+        report.insert("initialize".into(), json!(init));
+    }
+    if only("idle") {
+        let rss = idle_rss(home.path()).await;
+        println!(
+            "idle RSS with three stdio servers: {:.1} MiB (sidecar process alone)",
+            rss as f64 / 1024.0
+        );
+        report.insert("idle_rss_kib".into(), json!(rss));
+        let five = compare::idle_rss_five(home.path(), &peers).await;
+        let mib = |v: &Value| v.as_f64().map(|k| k / 1024.0);
+        let side = mib(&five["sidecar_kib"]).unwrap();
+        let mut line = format!("idle RSS with five stdio servers: sidecar {side:.1} MiB");
+        for (name, key) in [
+            ("Node (TypeScript SDK)", "node_ts_sdk_kib"),
+            ("Python SDK", "python_sdk_kib"),
+        ] {
+            if let Some(peer) = mib(&five[key]) {
+                line += &format!(
+                    " | {name} host {peer:.1} MiB (sidecar / it {})",
+                    ratio(side, peer)
+                );
+            }
+        }
+        println!("{line}");
+        report.insert("idle_rss_five".into(), five);
+        let size = std::fs::metadata(sidecar_bin())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        println!(
+            "binary {}: {:.2} MiB",
+            sidecar_bin().display(),
+            size as f64 / (1024.0 * 1024.0)
+        );
+        report.insert("binary_bytes".into(), json!(size));
+    }
     report["machine"]["loadavg_at_end"] = json!(read_trim("/proc/loadavg", None));
     report.insert(
         "elapsed_s".into(),
@@ -609,6 +631,8 @@ async fn run() {
     );
     let default_out = if smoke() {
         "target/bench-sidecar-smoke.json"
+    } else if std::env::var("BENCH_ONLY").is_ok() {
+        "target/bench-sidecar-only.json"
     } else {
         "target/bench-sidecar.json"
     };
