@@ -62,13 +62,20 @@ pub const RESOURCE_URI: &str = "bench://big.txt";
 
 /// One JSON-RPC response line (without the newline) around an already serialized result.
 pub fn response_line(id: &[u8], result: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(result.len() + 64);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(id);
-    line.extend_from_slice(br#","result":"#);
+    let mut line = response_head(id);
+    line.reserve(result.len() + 1);
     line.extend_from_slice(result);
     line.push(b'}');
     line
+}
+
+/// What comes before the result in a [`response_line`].
+fn response_head(id: &[u8]) -> Vec<u8> {
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    head.extend_from_slice(id);
+    head.extend_from_slice(br#","result":"#);
+    head
 }
 
 pub fn bytes_from_env() -> usize {
@@ -95,28 +102,46 @@ pub fn serve() {
         let id_bytes = serde_json::to_vec(id).unwrap();
         let answer =
             |result: Value| response_line(&id_bytes, &serde_json::to_vec(&result).unwrap());
-        let bytes = match method {
-            "initialize" => answer(json!({
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}, "resources": {}},
-                "serverInfo": {"name": "bench-big", "version": "0"},
-            })),
-            "tools/list" => answer(json!({"tools": [{
-                "name": "big",
-                "description": "Returns one large text block.",
-                "inputSchema": {"type": "object", "properties": {}},
-            }]})),
-            "tools/call" => response_line(&id_bytes, &result),
-            "resources/list" => {
-                answer(json!({"resources": [{"uri": RESOURCE_URI, "name": "big"}]}))
-            }
-            "resources/read" => response_line(&id_bytes, &resource),
-            "ping" => answer(json!({})),
-            _ => serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": {
+        // The big results are written as they were serialized at start, around the head and
+        // tail of their line: no per-call copy of the document (that would be the server's
+        // cost in every figure, not the relay's).
+        let (head, big): (Vec<u8>, &[u8]) = match method {
+            "initialize" => (
+                answer(json!({
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}, "resources": {}},
+                    "serverInfo": {"name": "bench-big", "version": "0"},
+                })),
+                b"",
+            ),
+            "tools/list" => (
+                answer(json!({"tools": [{
+                    "name": "big",
+                    "description": "Returns one large text block.",
+                    "inputSchema": {"type": "object", "properties": {}},
+                }]})),
+                b"",
+            ),
+            "tools/call" => (response_head(&id_bytes), &result),
+            "resources/list" => (
+                answer(json!({"resources": [{"uri": RESOURCE_URI, "name": "big"}]})),
+                b"",
+            ),
+            "resources/read" => (response_head(&id_bytes), &resource),
+            "ping" => (answer(json!({})), b""),
+            _ => (
+                serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32601, "message": format!("{method} is not supported by this fixture")}}))
-            .unwrap(),
+                .unwrap(),
+                b"",
+            ),
         };
-        if out.write_all(&bytes).is_err() || out.write_all(b"\n").is_err() || out.flush().is_err() {
+        let tail: &[u8] = if big.is_empty() { b"\n" } else { b"}\n" };
+        if out.write_all(&head).is_err()
+            || out.write_all(big).is_err()
+            || out.write_all(tail).is_err()
+            || out.flush().is_err()
+        {
             break;
         }
     }
