@@ -7,7 +7,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -15,7 +14,7 @@ use rmcp::transport::Transport;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
-use tokio_util::codec::{AnyDelimiterCodecError, Decoder, FramedRead};
+use tokio_util::codec::{AnyDelimiterCodecError, Decoder};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -27,6 +26,10 @@ use super::relay;
 
 /// The read buffer's usual size.
 const READ_BUFFER: usize = 64 * 1024;
+/// A line longer than this leaves the read buffer big ([`StdioTransport::receive`]).
+const BIG_LINE: usize = 1 << 20;
+/// How long a big read buffer is kept while the server sends nothing.
+const KEEP_BIG_BUFFER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Ids of the pending requests whose answers may be relayed raw ([`relay`]).
 type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
@@ -34,7 +37,7 @@ type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
 pub struct StdioTransport {
     server: Arc<str>,
     writer: Arc<Mutex<Option<ChildStdin>>>,
-    reader: FramedRead<ChildStdout, LineCodec>,
+    reader: LineReader,
     max_bytes: usize,
     diag: Arc<Diagnostics>,
     /// The rest of a batch whose first message was already returned.
@@ -43,6 +46,102 @@ pub struct StdioTransport {
     junk: flood::Window,
     /// Pending `tools/call`, `resources/read` and `prompts/get` requests.
     relayed: Relayed,
+}
+
+/// The server's stdout split into lines ([`LineCodec`]), in a buffer that is reused for the
+/// next big line ([`StdioTransport::shrink_buffer`]).
+struct LineReader {
+    io: ChildStdout,
+    buf: bytes::BytesMut,
+    codec: LineCodec,
+    eof: bool,
+    /// After a line over [`BIG_LINE`], its length: the buffer's allocation holds at least that
+    /// much, which the buffer takes back whole whenever it is empty and the line was dropped.
+    reuse: usize,
+    /// When the big allocation goes: [`KEEP_BIG_BUFFER`] after the last big line.
+    keep_until: Option<tokio::time::Instant>,
+}
+
+impl LineReader {
+    fn new(io: ChildStdout, codec: LineCodec) -> Self {
+        LineReader {
+            io,
+            buf: bytes::BytesMut::with_capacity(READ_BUFFER),
+            codec,
+            eof: false,
+            reuse: 0,
+            keep_until: None,
+        }
+    }
+
+    fn poll_line(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<bytes::Bytes, AnyDelimiterCodecError>>> {
+        use std::task::Poll;
+        loop {
+            if let Some(line) = self.codec.decode(&mut self.buf).transpose() {
+                if let Ok(l) = &line
+                    && l.len() > BIG_LINE
+                {
+                    self.reuse = self.reuse.max(l.len() + 1);
+                    self.keep_until = Some(tokio::time::Instant::now() + KEEP_BIG_BUFFER);
+                }
+                return Poll::Ready(Some(line));
+            }
+            if self.eof {
+                return Poll::Ready(self.codec.decode_eof(&mut self.buf).transpose());
+            }
+            // Back to the start of the big allocation, when nothing else holds a part of it:
+            // the next line then lands on pages already mapped.
+            if self.reuse > 0 && self.buf.is_empty() {
+                let _ = self.buf.try_reclaim(self.reuse);
+            }
+            if self.buf.len() == self.buf.capacity() {
+                self.buf.reserve(1);
+            }
+            let n = std::task::ready!(tokio_util::io::poll_read_buf(
+                std::pin::Pin::new(&mut self.io),
+                cx,
+                &mut self.buf
+            ))
+            .map_err(AnyDelimiterCodecError::Io)?;
+            self.eof = n == 0;
+        }
+    }
+
+    /// The next line. A big allocation is given up once no big line came for
+    /// [`KEEP_BIG_BUFFER`] ([`LineReader::shrink`]), while this waits.
+    async fn next(&mut self) -> Option<Result<bytes::Bytes, AnyDelimiterCodecError>> {
+        loop {
+            let Some(deadline) = self.keep_until else {
+                return std::future::poll_fn(|cx| self.poll_line(cx)).await;
+            };
+            let line = std::future::poll_fn(|cx| self.poll_line(cx));
+            match tokio::time::timeout_at(deadline, line).await {
+                Ok(next) => return next,
+                Err(_) => self.shrink(),
+            }
+        }
+    }
+
+    /// After a big line the buffer keeps its grown allocation (the line was split off it, and
+    /// the buffer takes the whole allocation back once the line is dropped). That is kept for
+    /// the next big line: its pages are already mapped, where fresh ones cost a page fault each
+    /// (a third of the sidecar's CPU on a 10 MiB answer) and the unmapping after it. Once no
+    /// big line came for [`KEEP_BIG_BUFFER`], a fresh small buffer replaces it, so the memory
+    /// goes back to the system (not while a line is half read: then a while later).
+    fn shrink(&mut self) {
+        if self.buf.len() < READ_BUFFER {
+            let mut fresh = bytes::BytesMut::with_capacity(READ_BUFFER);
+            fresh.extend_from_slice(&self.buf);
+            self.buf = fresh;
+            self.reuse = 0;
+            self.keep_until = None;
+        } else {
+            self.keep_until = Some(tokio::time::Instant::now() + KEEP_BIG_BUFFER);
+        }
+    }
 }
 
 impl StdioTransport {
@@ -60,7 +159,7 @@ impl StdioTransport {
         Self {
             server: server.into(),
             writer: Arc::new(Mutex::new(Some(stdin))),
-            reader: FramedRead::with_capacity(stdout, codec, READ_BUFFER),
+            reader: LineReader::new(stdout, codec),
             max_bytes,
             diag,
             queued: VecDeque::new(),
@@ -163,17 +262,6 @@ impl StdioTransport {
             if !relayed.is_empty() {
                 relayed.remove(id);
             }
-        }
-    }
-
-    /// After a big line the read buffer keeps its grown allocation (the line was split off it):
-    /// a fresh small buffer lets that memory go back to the system once the line is dropped.
-    fn shrink_buffer(&mut self) {
-        let buf = self.reader.read_buffer_mut();
-        if buf.capacity() > 1 << 20 && buf.len() < READ_BUFFER {
-            let mut fresh = bytes::BytesMut::with_capacity(READ_BUFFER);
-            fresh.extend_from_slice(buf);
-            *buf = fresh;
         }
     }
 
@@ -386,7 +474,6 @@ impl Transport<RoleClient> for StdioTransport {
             }
             match self.reader.next().await? {
                 Ok(line) => {
-                    self.shrink_buffer();
                     if let Some(stand_in) = self.relay(&line) {
                         self.handle(stand_in);
                         continue;
@@ -476,6 +563,64 @@ mod tests {
         // What rmcp itself hands on as JSON (a result it could not read) is never taken for one
         // passed through.
         assert!(relay::unwrap_passed(serde_json::json!({"content": "text"})).is_none());
+    }
+
+    /// The allocation a big line was read into takes the next big line (its pages are mapped
+    /// already) and is given back once no big line came for a while.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_big_read_buffer_is_reused_then_given_back() {
+        const BIG: usize = 3_000_000;
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "for i in 1 2; do head -c {BIG} /dev/zero | tr '\\0' a; echo; read go; done; echo small"
+            ))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let codec = LineCodec {
+            max_bytes: 8 << 20,
+            scanned: 0,
+        };
+        let mut reader = LineReader::new(child.stdout.take().unwrap(), codec);
+        let first = reader.next().await.unwrap().unwrap();
+        assert_eq!(first.len(), BIG);
+        let at = first.as_ptr();
+        drop(first);
+        stdin.write_all(b"go\n").await.unwrap();
+        // Where the first bytes of the next line land: the start of the kept allocation (not
+        // its free end, then copied back to the start once that is full).
+        let start = std::future::poll_fn(|cx| match reader.poll_line(cx) {
+            std::task::Poll::Ready(line) => {
+                std::task::Poll::Ready(line.map(|l| l.unwrap().as_ptr()))
+            }
+            std::task::Poll::Pending if reader.buf.is_empty() => std::task::Poll::Pending,
+            std::task::Poll::Pending => std::task::Poll::Ready(Some(reader.buf.as_ptr())),
+        })
+        .await;
+        assert_eq!(start, Some(at), "read into the first line's pages");
+        let second = reader.next().await.unwrap().unwrap();
+        assert_eq!(second.len(), BIG);
+        assert_eq!(second.as_ptr(), at);
+        drop(second);
+        assert!(reader.keep_until.is_some() && reader.reuse > BIG, "kept");
+        // The server now sends nothing until told: with the clock paused, the wait runs up to
+        // the keep deadline, the buffer is replaced, and the outer deadline ends the wait.
+        tokio::time::pause();
+        let waited = tokio::time::timeout(KEEP_BIG_BUFFER * 5, reader.next()).await;
+        assert!(waited.is_err(), "nothing was sent");
+        assert!(
+            reader.buf.capacity() <= READ_BUFFER && reader.keep_until.is_none(),
+            "given back: capacity {}",
+            reader.buf.capacity()
+        );
+        tokio::time::resume();
+        stdin.write_all(b"go\n").await.unwrap();
+        let small = reader.next().await.unwrap().unwrap();
+        assert_eq!(&small[..], b"small");
     }
 
     /// Found in CI: a flood of log notifications held the sidecar's one thread for over a second
