@@ -10,7 +10,7 @@ use mcp_sidecar::mcp::{Line, parse_line, relay, split_batch};
 
 fuzz_target!(|data: &[u8]| {
     let line = bytes::Bytes::copy_from_slice(data);
-    if let Some(small) = relay::stand_in(&line, |_| true) {
+    if let Some(small) = relay::stand_in(&line, None, |_| true) {
         let small: serde_json::Value = serde_json::from_slice(&small).expect("the stand-in parses");
         let token = small["result"]["_meta"][relay::TOKEN_META].as_u64().expect("a token");
         let stored = relay::take(token).expect("stored");

@@ -301,7 +301,7 @@ mod tests {
     /// A stored result (through the transport's scan) and the reply tower-lsp-server writes.
     fn stored(result: &str) -> (u64, String) {
         let line = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
-        let small = relay::stand_in(&line, |_| true).unwrap();
+        let small = relay::stand_in(&line, None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
         let token = v["result"]["_meta"][relay::TOKEN_META].as_u64().unwrap();
         let reply = json!({"jsonrpc": "2.0", "result": relay::marker(token), "id": 5});

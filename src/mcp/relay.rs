@@ -163,11 +163,22 @@ struct Head<'a> {
 /// surrogate escape, a `_meta` that is not an object, keys with escapes, an `input_required`
 /// round): the caller then parses it as any line, with the same errors as before.
 ///
-/// `is_relayed` says whether an id (as its raw JSON) belongs to a pending relayed request.
-pub fn stand_in(line: &Bytes, is_relayed: impl FnOnce(&str) -> bool) -> Option<Vec<u8>> {
+/// `text` is the same line as text when the caller already knows it is UTF-8 (the transport
+/// checks long lines as they come in); else the scan checks it. `is_relayed` says whether an id
+/// (as its raw JSON) belongs to a pending relayed request.
+pub fn stand_in(
+    line: &Bytes,
+    text: Option<&str>,
+    is_relayed: impl FnOnce(&str) -> bool,
+) -> Option<Vec<u8>> {
     // One scan of the whole line: its syntax, and the result's members each as raw JSON
-    // (UTF-8 checked, as a full parse does), building no tree.
-    let head: Head = serde_json::from_slice(line).ok()?;
+    // (UTF-8 checked, as a full parse does, unless it is known already), building no tree.
+    // Where the result lies is found from pointers into `line`: a `text` that is not that line
+    // finds no result there and the line goes the usual way.
+    let head: Head = match text {
+        Some(text) => serde_json::from_str(text).ok()?,
+        None => serde_json::from_slice(line).ok()?,
+    };
     if !is_relayed(head.id.get()) {
         return None;
     }
@@ -296,7 +307,7 @@ mod tests {
             big_text()
         );
         let l = line(&result);
-        let small = stand_in(&l, |id| id == "7").unwrap();
+        let small = stand_in(&l, None, |id| id == "7").unwrap();
         assert!(small.len() < 200, "{}", String::from_utf8_lossy(&small));
         let v: Value = serde_json::from_slice(&small).unwrap();
         assert_eq!(v["result"]["content"], serde_json::json!([]));
@@ -316,7 +327,7 @@ mod tests {
         let text = big_text();
         let ok = format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#);
         assert!(
-            stand_in(&line(&ok), |id| id == "8").is_none(),
+            stand_in(&line(&ok), None, |id| id == "8").is_none(),
             "not pending"
         );
         for result in [
@@ -328,7 +339,7 @@ mod tests {
             format!(r#"["{text}"]"#),
         ] {
             assert!(
-                stand_in(&line(&result), |_| true).is_none(),
+                stand_in(&line(&result), None, |_| true).is_none(),
                 "{}",
                 &result[..40]
             );
@@ -336,9 +347,9 @@ mod tests {
         // Invalid JSON and invalid UTF-8 are refused by the scan.
         let mut bad = line(&ok).to_vec();
         bad.insert(40, 0xff);
-        assert!(stand_in(&Bytes::from(bad), |_| true).is_none());
+        assert!(stand_in(&Bytes::from(bad), None, |_| true).is_none());
         let cut = line(&ok).slice(..1000);
-        assert!(stand_in(&cut, |_| true).is_none());
+        assert!(stand_in(&cut, None, |_| true).is_none());
     }
 
     #[test]
@@ -350,7 +361,7 @@ mod tests {
         let l = Bytes::from(format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\": \n{result}  }}"
         ));
-        let small = stand_in(&l, |_| true).unwrap();
+        let small = stand_in(&l, None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
         let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
         assert_eq!(&take(token).unwrap()[..], result.as_bytes());
@@ -358,7 +369,7 @@ mod tests {
         let mut bad = l.to_vec();
         let at = bad.len() / 2;
         bad[at] = 0xff;
-        assert!(stand_in(&Bytes::from(bad), |_| true).is_none());
+        assert!(stand_in(&Bytes::from(bad), None, |_| true).is_none());
     }
 
     proptest::proptest! {
@@ -389,15 +400,36 @@ mod tests {
                 stored[at] = byte;
             }
             let line = Bytes::from(line);
-            if let Some(small) = stand_in(&line, |_| true) {
+            let taken = stand_in(&line, None, |_| true);
+            // The same when the caller knows the line is text (the transport checks long lines
+            // as they come): taken or not alike, and the same bytes stored.
+            let text = std::str::from_utf8(&line).ok();
+            let taken_as_text = text.map(|t| stand_in(&line, Some(t), |_| true));
+            if let Some(again) = &taken_as_text {
+                proptest::prop_assert_eq!(again.is_some(), taken.is_some(), "the same with the text known");
+            }
+            for small in taken.iter().chain(taken_as_text.iter().flatten()) {
                 proptest::prop_assert!(serde_json::from_slice::<Value>(&line).is_ok(), "taken, but a full parse refuses it");
-                let v: Value = serde_json::from_slice(&small).unwrap();
+                let v: Value = serde_json::from_slice(small).unwrap();
                 let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
                 proptest::prop_assert_eq!(&take(token).unwrap()[..], &stored[..]);
-            } else {
+            }
+            if taken.is_none() {
                 proptest::prop_assert!(flip.is_some() || members.iter().any(|(k, _)| k == "_meta" || k == "resultType"), "refused a plain result");
             }
         }
+    }
+
+    #[test]
+    fn a_text_that_is_not_the_line_finds_no_result_in_it() {
+        let result = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            big_text()
+        );
+        let l = line(&result);
+        let elsewhere = String::from_utf8(l.to_vec()).unwrap();
+        assert!(stand_in(&l, Some(&elsewhere), |_| true).is_none());
+        assert!(stand_in(&l, Some(std::str::from_utf8(&l).unwrap()), |_| true).is_some());
     }
 
     #[test]
@@ -406,11 +438,11 @@ mod tests {
             r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
             big_text()
         );
-        let small = stand_in(&line(&result), |_| true).unwrap();
+        let small = stand_in(&line(&result), None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
         let resolved = finish(v["result"].clone()).unwrap();
         assert_eq!(resolved, serde_json::from_str::<Value>(&result).unwrap());
-        let small = stand_in(&line(&result), |_| true).unwrap();
+        let small = stand_in(&line(&result), None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()

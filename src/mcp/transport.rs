@@ -152,10 +152,7 @@ impl StdioTransport {
         max_bytes: usize,
         diag: Arc<Diagnostics>,
     ) -> Self {
-        let codec = LineCodec {
-            max_bytes,
-            scanned: 0,
-        };
+        let codec = LineCodec::new(max_bytes);
         Self {
             server: server.into(),
             writer: Arc::new(Mutex::new(Some(stdin))),
@@ -209,10 +206,61 @@ impl StdioTransport {
 
 /// Newline-delimited lines of at most `max_bytes`, found with `memchr` (tokio-util's
 /// `AnyDelimiterCodec` compares byte by byte: milliseconds on a 10 MiB answer).
+///
+/// A line of [`relay::RELAY_MIN_BYTES`] or more is also checked for UTF-8 as it comes in, a read
+/// at a time, while the server is still writing the rest ([`LineCodec::checked`]): the relay's
+/// scan then reads it as text and need not check it again after the whole line is there.
 pub struct LineCodec {
     max_bytes: usize,
     /// How much of the buffer is known to hold no newline.
     scanned: usize,
+    /// Lines this long are checked for UTF-8 as they come.
+    long: usize,
+    /// How much of the line at the buffer's start is known to be UTF-8; `None` once it is
+    /// known not to be.
+    utf8: Option<usize>,
+    /// Whether the line last returned is known to be UTF-8.
+    checked: bool,
+}
+
+impl LineCodec {
+    pub fn new(max_bytes: usize) -> Self {
+        LineCodec {
+            max_bytes,
+            scanned: 0,
+            long: relay::RELAY_MIN_BYTES,
+            utf8: Some(0),
+            checked: false,
+        }
+    }
+
+    /// Whether the line last returned was checked whole and is UTF-8 (only long lines are).
+    pub fn checked(&self) -> bool {
+        self.checked
+    }
+
+    /// Checks `line` (the buffer's first line, or as much of it as came) for UTF-8 from where
+    /// the last check ended. A character cut at the end of a partial line is checked with the
+    /// next read; `whole` says the line is complete. True when all of it is UTF-8.
+    fn check_utf8(&mut self, line: &[u8], whole: bool) -> bool {
+        let Some(done) = self.utf8 else {
+            return false;
+        };
+        match std::str::from_utf8(&line[done..]) {
+            Ok(_) => {
+                self.utf8 = Some(line.len());
+                true
+            }
+            Err(e) if e.error_len().is_none() && !whole => {
+                self.utf8 = Some(done + e.valid_up_to());
+                false
+            }
+            Err(_) => {
+                self.utf8 = None;
+                false
+            }
+        }
+    }
 }
 
 impl Decoder for LineCodec {
@@ -225,12 +273,17 @@ impl Decoder for LineCodec {
             if buf.len() > self.max_bytes {
                 return Err(AnyDelimiterCodecError::MaxChunkLengthExceeded);
             }
+            if buf.len() >= self.long {
+                self.check_utf8(buf, false);
+            }
             return Ok(None);
         };
         self.scanned = 0;
         if at > self.max_bytes {
             return Err(AnyDelimiterCodecError::MaxChunkLengthExceeded);
         }
+        self.checked = at >= self.long && self.check_utf8(&buf[..at], true);
+        self.utf8 = Some(0);
         let mut line = buf.split_to(at + 1);
         line.truncate(at);
         Ok(Some(line.freeze()))
@@ -242,6 +295,8 @@ impl Decoder for LineCodec {
             // The last line without its newline.
             None if !buf.is_empty() => {
                 self.scanned = 0;
+                self.checked = false;
+                self.utf8 = Some(0);
                 Ok(Some(buf.split().freeze()))
             }
             None => Ok(None),
@@ -270,7 +325,12 @@ impl StdioTransport {
         if line.len() < relay::RELAY_MIN_BYTES || self.relayed.lock().is_empty() {
             return None;
         }
-        let small = relay::stand_in(line, |id| {
+        let text = self.reader.codec.checked().then(|| {
+            // SAFETY: the codec checked these very bytes with `str::from_utf8` as they came
+            // (`LineCodec::check_utf8`), and `checked` is about the line it returned last.
+            unsafe { std::str::from_utf8_unchecked(line) }
+        });
+        let small = relay::stand_in(line, text, |id| {
             serde_json::from_str::<RequestId>(id).is_ok_and(|id| self.relayed.lock().contains(&id))
         })?;
         tracing::debug!(server = %self.server, "relaying a {} byte answer as sent", line.len());
@@ -581,10 +641,7 @@ mod tests {
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let codec = LineCodec {
-            max_bytes: 8 << 20,
-            scanned: 0,
-        };
+        let codec = LineCodec::new(8 << 20);
         let mut reader = LineReader::new(child.stdout.take().unwrap(), codec);
         let first = reader.next().await.unwrap().unwrap();
         assert_eq!(first.len(), BIG);
@@ -669,10 +726,7 @@ mod tests {
 
     #[test]
     fn lines_are_split_at_newlines_up_to_the_limit() {
-        let mut codec = LineCodec {
-            max_bytes: 8,
-            scanned: 0,
-        };
+        let mut codec = LineCodec::new(8);
         let mut buf = bytes::BytesMut::from(&b"ab\ncd"[..]);
         assert_eq!(&codec.decode(&mut buf).unwrap().unwrap()[..], b"ab");
         assert!(codec.decode(&mut buf).unwrap().is_none(), "no newline yet");
@@ -686,12 +740,54 @@ mod tests {
             codec.decode(&mut buf).is_err(),
             "over the limit without a newline"
         );
-        let mut codec = LineCodec {
-            max_bytes: 8,
-            scanned: 0,
-        };
+        let mut codec = LineCodec::new(8);
         let mut buf = bytes::BytesMut::from(&b"123456789\n"[..]);
         assert!(codec.decode(&mut buf).is_err(), "over the limit");
+    }
+
+    proptest::proptest! {
+        /// Long lines are checked for UTF-8 a read at a time, wherever the reads cut them (a
+        /// character cut in two included): `checked` says exactly whether the whole line is.
+        #[test]
+        fn long_lines_are_checked_for_utf8_as_they_come(
+            lines in proptest::collection::vec(
+                ("[^\n]{0,40}", proptest::option::of((0usize..200, 0x80u8..=0xff))),
+                1..6,
+            ),
+            cuts in proptest::collection::vec(1usize..30, 1..60),
+        ) {
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|(text, flip)| {
+                    let mut bytes = text.into_bytes();
+                    if let Some((at, byte)) = flip.filter(|_| !bytes.is_empty()) {
+                        let at = at % bytes.len();
+                        bytes[at] = byte;
+                    }
+                    bytes
+                })
+                .collect();
+            let stream: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+            let mut codec = LineCodec::new(1 << 20);
+            codec.long = 16;
+            let mut buf = bytes::BytesMut::new();
+            let mut got = Vec::new();
+            let (mut at, mut cut) = (0, cuts.iter().cycle());
+            while at < stream.len() {
+                let end = (at + cut.next().unwrap()).min(stream.len());
+                buf.extend_from_slice(&stream[at..end]);
+                at = end;
+                while let Some(line) = codec.decode(&mut buf).unwrap() {
+                    got.push((line.to_vec(), codec.checked()));
+                }
+            }
+            proptest::prop_assert_eq!(got.len(), lines.len());
+            for ((line, checked), sent) in got.iter().zip(&lines) {
+                proptest::prop_assert_eq!(line, sent);
+                let text = line.len() >= 16 && std::str::from_utf8(line).is_ok();
+                proptest::prop_assert_eq!(*checked, text, "line {:?}", String::from_utf8_lossy(line));
+            }
+        }
     }
 
     #[test]
