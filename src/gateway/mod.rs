@@ -7,6 +7,8 @@
 //!   session over shared routes;
 //! - `names.rs`: the `<server>__<tool>` naming scheme;
 //! - `http.rs`: the loopback endpoint (secret, `Host`/`Origin` checks) and the stdio tunnel;
+//! - `pass.rs`: big results passed through to agents as the bytes the server sent (the
+//!   session's service around `server.rs`, and the splice in both ways' writers);
 //! - `discovery.rs`: the environment and the per-workspace discovery files;
 //! - `bridge.rs`: `mcp-sidecar gateway`, the stdio server agents launch.
 //!
@@ -17,6 +19,7 @@ pub mod bridge;
 pub mod discovery;
 mod http;
 mod names;
+mod pass;
 mod routes;
 mod server;
 
