@@ -36,6 +36,7 @@ use crate::mcp::{LogLevel, Manager};
 
 pub use agent::set_keep_alive_interval;
 pub use names::exposed as exposed_name;
+pub use pass::passed_total;
 
 /// How long changes are gathered before agents are told the tool list changed.
 const SETTLE: Duration = Duration::from_millis(100);

@@ -25,6 +25,7 @@ use std::convert::Infallible;
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
@@ -45,6 +46,14 @@ const HOLD_MAX: usize = 64 * 1024;
 
 /// What the writers put instead of a response whose stored bytes are gone.
 const GONE: &[u8] = br#""error":{"code":-32603,"message":"mcp-sidecar gateway: the server's result was no longer available to relay (a result waits at most two minutes for its response)"}"#;
+
+/// How many results the writers passed through so far (in this process).
+static PASSED: AtomicU64 = AtomicU64::new(0);
+
+/// How many relayed results reached agents as the bytes the server sent, in this process.
+pub fn passed_total() -> u64 {
+    PASSED.load(Ordering::Relaxed)
+}
 
 /// The `_meta` key of a placeholder result: the marker the writers replace it by the stored
 /// bytes for.
@@ -159,6 +168,7 @@ pub fn splice(message: Bytes, one_line: bool) -> Vec<Bytes> {
                 ),
                 _ => stored,
             };
+            PASSED.fetch_add(1, Ordering::Relaxed);
             // The stored result is an object: the members to add go after its brace.
             pieces.push(Bytes::from(format!("{{{adds}")));
             pieces.push(stored.slice(1..));
