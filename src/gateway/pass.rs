@@ -16,7 +16,8 @@
 //! a 2026-07-28 agent gets the members rmcp adds (`resultType: "complete"` when the server is
 //! legacy; for `resources/read` the cache hints `ttlMs: 0`, `cacheScope: "private"` when
 //! missing), written before the server's members (the marker's tail says which); for a legacy
-//! agent, a result with a `resultType` (rmcp strips it) or a tool result whose
+//! agent, the server's `resultType: "complete"` is left out where it is the first or the last
+//! member, and a result with one elsewhere (rmcp strips it) or a tool result whose
 //! `structuredContent` is not an object (rmcp moves it into the content) is parsed and goes
 //! through rmcp's types as before ([`relay::resolve`]). Stored bytes that are gone when the
 //! writer wants them make the response a JSON-RPC error.
@@ -82,7 +83,8 @@ pub fn through(
     let modern = context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if let Some(tail) = tail(&result, kind, modern) {
+    let stored = relay::peek(token).unwrap_or_default();
+    if let Some(tail) = tail(&result, kind, modern, &stored) {
         return Ok(placeholder_of(kind, token, &tail));
     }
     relay::resolve(token).ok_or_else(|| {
@@ -106,18 +108,24 @@ fn placeholder_of(kind: Kind, token: u64, tail: &str) -> Value {
     }
 }
 
-/// The marker's tail for a stand-in: one letter for each member the writers add before the
-/// server's members (see [`additions`]); `None` when the result must go through rmcp's types.
-fn tail(stand_in: &Value, kind: Kind, modern: bool) -> Option<String> {
+/// The marker's tail for a stand-in whose stored bytes are `stored`: a letter for each member
+/// the writers add before the server's members, `r` to leave the server's `resultType` out
+/// (see [`Edit`]); `None` when the result must go through rmcp's types.
+fn tail(stand_in: &Value, kind: Kind, modern: bool, stored: &[u8]) -> Option<String> {
     let has = |key: &str| stand_in.get(key).is_some();
     if !modern {
-        // rmcp strips `resultType` for a legacy agent, and moves a tool's structured content
-        // that is not an object into its content.
+        // rmcp strips `resultType` for a legacy agent (here: when it is the first or the last
+        // member, as servers write it), and moves a tool's structured content that is not an
+        // object into its content.
         let moved = kind == Kind::Tool
             && stand_in
                 .get("structuredContent")
                 .is_some_and(|v| !v.is_object());
-        return (!has("resultType") && !moved).then(String::new);
+        return match has("resultType") {
+            _ if moved => None,
+            true => result_type_member(stored).map(|_| "r".to_string()),
+            false => Some(String::new()),
+        };
     }
     let mut tail = String::new();
     for (letter, key, wanted) in [
@@ -132,17 +140,65 @@ fn tail(stand_in: &Value, kind: Kind, modern: bool) -> Option<String> {
     Some(tail)
 }
 
-/// The members a marker's tail stands for, as JSON with a comma after each; `None` for a tail
-/// the gateway did not write.
-fn additions(tail: &str) -> Option<String> {
-    tail.chars()
-        .map(|letter| match letter {
-            'c' => Some(r#""resultType":"complete","#),
-            't' => Some(r#""ttlMs":0,"#),
-            's' => Some(r#""cacheScope":"private","#),
-            _ => None,
-        })
-        .collect()
+/// What a marker's tail asks of the writer.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Edit {
+    /// Members to add after the result's `{`, each with a comma after it.
+    add: String,
+    /// Leave out the server's `"resultType":"complete"` ([`result_type_member`]).
+    drop_result_type: bool,
+}
+
+/// The [`Edit`] a marker's tail stands for; `None` for a tail the gateway did not write.
+fn edit_of(tail: &str) -> Option<Edit> {
+    let mut edit = Edit::default();
+    for letter in tail.chars() {
+        match letter {
+            'c' => edit.add.push_str(r#""resultType":"complete","#),
+            't' => edit.add.push_str(r#""ttlMs":0,"#),
+            's' => edit.add.push_str(r#""cacheScope":"private","#),
+            'r' => edit.drop_result_type = true,
+            _ => return None,
+        }
+    }
+    Some(edit)
+}
+
+/// Where a stored result's `"resultType":"complete"` member stands, with the comma that joins
+/// it to the others, when it is the first member or the last (it is not looked for elsewhere:
+/// that would take a scan of the whole result). Bytes of a string cannot match: the quotes and
+/// the colon around the member are checked to stand where only JSON's own can.
+fn result_type_member(stored: &[u8]) -> Option<Range<usize>> {
+    const KEY: &[u8] = b"\"resultType\"";
+    const VALUE: &[u8] = b"\"complete\"";
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let skip = |at: usize| at + stored[at..].iter().take_while(|b| space(b)).count();
+    let back = |at: usize| at - stored[..at].iter().rev().take_while(|b| space(b)).count();
+    // `{` `"resultType"` `:` `"complete"` `,`
+    let key = skip(1);
+    let colon = stored[key..]
+        .starts_with(KEY)
+        .then(|| skip(key + KEY.len()));
+    let value = colon
+        .filter(|&c| stored.get(c) == Some(&b':'))
+        .map(|c| skip(c + 1));
+    let comma = value
+        .filter(|&v| stored[v..].starts_with(VALUE))
+        .map(|v| skip(v + VALUE.len()));
+    if let Some(comma) = comma.filter(|&c| stored.get(c) == Some(&b',')) {
+        return Some(key..comma + 1);
+    }
+    // `,` `"resultType"` `:` `"complete"` `}`
+    let end = back(stored.len() - 1);
+    let value = end.checked_sub(VALUE.len())?;
+    let colon = back(value).checked_sub(1)?;
+    let key = back(colon).checked_sub(KEY.len())?;
+    let comma = back(key).checked_sub(1)?;
+    (stored[value..end] == *VALUE
+        && stored[colon] == b':'
+        && stored[key..key + KEY.len()] == *KEY
+        && stored[comma] == b',')
+        .then_some(comma..end)
 }
 
 /// One serialized message (a tunnel line, an SSE event, a JSON body), with the stored bytes
@@ -153,7 +209,7 @@ pub fn splice(message: Bytes, one_line: bool) -> Vec<Bytes> {
     if !relay::any_stored() || message.len() > HOLD_MAX {
         return vec![message];
     }
-    let Some((result, token, adds)) = placeholder(&message) else {
+    let Some((result, token, edit)) = placeholder(&message) else {
         return vec![message];
     };
     let mut pieces = vec![message.slice(..result.start)];
@@ -170,8 +226,14 @@ pub fn splice(message: Bytes, one_line: bool) -> Vec<Bytes> {
             };
             PASSED.fetch_add(1, Ordering::Relaxed);
             // The stored result is an object: the members to add go after its brace.
-            pieces.push(Bytes::from(format!("{{{adds}")));
-            pieces.push(stored.slice(1..));
+            pieces.push(Bytes::from(format!("{{{}", edit.add)));
+            match result_type_member(&stored).filter(|_| edit.drop_result_type) {
+                Some(member) => {
+                    pieces.push(stored.slice(1..member.start));
+                    pieces.push(stored.slice(member.end..));
+                }
+                None => pieces.push(stored.slice(1..)),
+            }
         }
         None => {
             // `"result":` becomes `"error":` with what happened.
@@ -181,14 +243,16 @@ pub fn splice(message: Bytes, one_line: bool) -> Vec<Bytes> {
         }
     }
     pieces.push(message.slice(result.end..));
+    // An empty piece would read as the end: a write of nothing, an HTTP chunk of length 0.
+    pieces.retain(|piece| !piece.is_empty());
     pieces
 }
 
 const RESULT_KEY: &[u8] = b"\"result\":";
 
 /// Where a placeholder stands in `message` (the `result` value whose `_meta` holds the marker
-/// under [`PASS_META`], written right after `"result":`), its token and the members to add.
-fn placeholder(message: &[u8]) -> Option<(Range<usize>, u64, String)> {
+/// under [`PASS_META`], written right after `"result":`), its token and what to do.
+fn placeholder(message: &[u8]) -> Option<(Range<usize>, u64, Edit)> {
     #[derive(Deserialize)]
     struct Envelope<'a> {
         #[serde(borrow)]
@@ -223,7 +287,7 @@ fn placeholder(message: &[u8]) -> Option<(Range<usize>, u64, String)> {
     Some((
         start..start + raw.len(),
         marked.token,
-        additions(marked.tail)?,
+        edit_of(marked.tail)?,
     ))
 }
 
@@ -489,27 +553,85 @@ mod tests {
 
     #[test]
     fn tails_follow_what_rmcp_does_for_each_agent() {
+        let first = br#"{"resultType":"complete","content":[]}"#;
         let plain = json!({"content": []});
-        assert_eq!(tail(&plain, Kind::Tool, false).as_deref(), Some(""));
-        assert_eq!(tail(&plain, Kind::Tool, true).as_deref(), Some("c"));
+        assert_eq!(tail(&plain, Kind::Tool, false, b"{}").as_deref(), Some(""));
+        assert_eq!(tail(&plain, Kind::Tool, true, b"{}").as_deref(), Some("c"));
         let typed = json!({"contents": [], "resultType": "complete", "ttlMs": 5});
-        assert_eq!(tail(&typed, Kind::Resource, true).as_deref(), Some("s"));
         assert_eq!(
-            tail(&typed, Kind::Resource, false),
+            tail(&typed, Kind::Resource, true, first).as_deref(),
+            Some("s")
+        );
+        assert_eq!(
+            tail(&typed, Kind::Resource, false, first).as_deref(),
+            Some("r")
+        );
+        let inside = br#"{"contents":[],"resultType":"complete","ttlMs":5}"#;
+        assert_eq!(
+            tail(&typed, Kind::Resource, false, inside),
             None,
-            "rmcp strips resultType"
+            "rmcp strips it"
         );
         let listed = json!({"content": [], "structuredContent": []});
         assert_eq!(
-            tail(&listed, Kind::Tool, false),
+            tail(&listed, Kind::Tool, false, b"{}"),
             None,
             "rmcp moves it into content"
         );
-        assert_eq!(tail(&listed, Kind::Tool, true).as_deref(), Some("c"));
+        assert_eq!(tail(&listed, Kind::Tool, true, b"{}").as_deref(), Some("c"));
+        let prompt = json!({"messages": []});
         assert_eq!(
-            tail(&json!({"messages": []}), Kind::Prompt, true).as_deref(),
+            tail(&prompt, Kind::Prompt, true, b"{}").as_deref(),
             Some("c")
         );
+        assert_eq!(edit_of("q"), None);
+    }
+
+    #[test]
+    fn the_servers_result_type_is_found_first_or_last_only() {
+        let cut = |s: &str| {
+            result_type_member(s.as_bytes()).map(|r| format!("{}{}", &s[..r.start], &s[r.end..]))
+        };
+        let found = [
+            (
+                r#"{"resultType":"complete","content":[]}"#,
+                r#"{"content":[]}"#,
+            ),
+            (
+                "{ \"resultType\" :\t\"complete\"\r\n, \"a\":1}",
+                r#"{  "a":1}"#,
+            ),
+            (
+                r#"{"content":[],"resultType":"complete"}"#,
+                r#"{"content":[]}"#,
+            ),
+            ("{\"a\":1 ,\n\"resultType\": \"complete\" }", "{\"a\":1  }"),
+        ];
+        for (stored, left) in found {
+            assert_eq!(cut(stored).as_deref(), Some(left), "{stored}");
+        }
+        for stored in [
+            r#"{"content":[],"resultType":"complete","isError":false}"#,
+            r#"{"resultType":1,"a":2}"#,
+            r#"{"resultType":"complete"}"#,
+            r#"{"a":""resultType":"complete"}"#,
+            r#"{"a":["x","resultType"],"b":"complete"}"#,
+            r#"{"resultTypes":"complete","a":1}"#,
+        ] {
+            assert_eq!(cut(stored), None, "{stored}");
+        }
+        // Through the writer: a legacy agent's answer without it, byte for byte otherwise.
+        let result = format!(
+            r#"{{"resultType":"complete","content":[{{"type":"text","text":"{}"}}]}}"#,
+            big_text()
+        );
+        let (token, _) = stored(&result);
+        let pieces = splice(response(Kind::Tool, token, "r", 8).into(), false);
+        assert!(pieces.iter().all(|p| !p.is_empty()), "no empty piece");
+        let out = joined(pieces);
+        let without = result.replacen(r#""resultType":"complete","#, "", 1);
+        let want = format!(r#"{{"jsonrpc":"2.0","id":8,"result":{without}}}"#);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 
     /// Writes `lines` through the tunnel's writer in chunks of `chunk` bytes.

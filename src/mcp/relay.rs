@@ -138,7 +138,9 @@ pub struct Pieces(std::collections::VecDeque<Bytes>);
 
 impl Pieces {
     pub fn push_back(&mut self, piece: Bytes) {
-        self.0.push_back(piece);
+        if !piece.is_empty() {
+            self.0.push_back(piece);
+        }
     }
 
     /// Writes what is queued to `inner`; `Pending` until all of it is written.
@@ -164,7 +166,9 @@ impl Pieces {
 
 impl Extend<Bytes> for Pieces {
     fn extend<I: IntoIterator<Item = Bytes>>(&mut self, pieces: I) {
-        self.0.extend(pieces);
+        for piece in pieces {
+            self.push_back(piece);
+        }
     }
 }
 
@@ -206,6 +210,11 @@ pub fn take(token: u64) -> Option<Bytes> {
     let entry = table.remove(&token);
     STORED.store(table.len(), Ordering::Release);
     entry.map(|e| e.bytes)
+}
+
+/// The stored result `token`, left stored (for a caller that decides how to pass it on).
+pub fn peek(token: u64) -> Option<Bytes> {
+    table().lock().get(&token).map(|e| e.bytes.clone())
 }
 
 /// The stored result `token` parsed into a `Value` (for callers that need the JSON itself).
