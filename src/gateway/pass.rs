@@ -83,16 +83,17 @@ pub fn through(
     let modern = context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    let stored = relay::peek(token).unwrap_or_default();
-    if let Some(tail) = tail(&result, kind, modern, &stored) {
-        return Ok(placeholder_of(kind, token, &tail));
-    }
-    relay::resolve(token).ok_or_else(|| {
+    let gone = || {
         ErrorData::internal_error(
             "mcp-sidecar gateway: the server's result was no longer available to relay",
             None,
         )
-    })
+    };
+    let stored = relay::peek(token).ok_or_else(gone)?;
+    if let Some(tail) = tail(&result, kind, modern, &stored) {
+        return Ok(placeholder_of(kind, token, &tail));
+    }
+    relay::resolve(token).ok_or_else(gone)
 }
 
 /// The placeholder result of `kind` for stored result `token`, the members of `tail` to add.
@@ -171,6 +172,9 @@ fn edit_of(tail: &str) -> Option<Edit> {
 fn result_type_member(stored: &[u8]) -> Option<Range<usize>> {
     const KEY: &[u8] = b"\"resultType\"";
     const VALUE: &[u8] = b"\"complete\"";
+    if stored.len() < 2 {
+        return None;
+    }
     let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let skip = |at: usize| at + stored[at..].iter().take_while(|b| space(b)).count();
     let back = |at: usize| at - stored[..at].iter().rev().take_while(|b| space(b)).count();
@@ -611,6 +615,8 @@ mod tests {
             assert_eq!(cut(stored).as_deref(), Some(left), "{stored}");
         }
         for stored in [
+            "",
+            "{",
             r#"{"content":[],"resultType":"complete","isError":false}"#,
             r#"{"resultType":1,"a":2}"#,
             r#"{"resultType":"complete"}"#,

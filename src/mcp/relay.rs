@@ -13,7 +13,10 @@
 //! [`relaying`] (the editor's face, which writes the LSP reply itself) the result becomes a
 //! [`marker`] string, and the LSP output writer (`lsp::splice`) replaces the quoted marker with
 //! the stored bytes ([`take`]) as it writes the frame, so the editor gets the server's result
-//! byte for byte. Elsewhere (the gateway) the bytes are parsed once into a `Value` ([`resolve`]).
+//! byte for byte. The gateway runs its calls inside [`keeping`], gets the stand-in with its
+//! token, and has its own writers put the stored bytes in the agent's response (or parses them
+//! with [`resolve`] where only rmcp's types give the agent what it got so far). Elsewhere the
+//! bytes are parsed once into a `Value`.
 //!
 //! The marker carries a per-process random nonce: a server cannot forge one, and a marker quoted
 //! inside a JSON string is escaped (`\"`), so the writer, which only splices `"<marker>"` with
