@@ -640,6 +640,49 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 
+    #[test]
+    fn http_bodies_get_the_bytes_in_sse_events_and_json_other_responses_stay() {
+        let result = big_result(&big_text());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let through = |kind: &'static str, frames: Vec<Bytes>| {
+            let stream = futures::stream::iter(frames.into_iter().map(|f| Ok(Frame::data(f))));
+            let response = http::Response::builder()
+                .header(http::header::CONTENT_TYPE, kind)
+                .body(StreamBody::new(stream).boxed())
+                .unwrap();
+            let body = body(response).into_body();
+            rt.block_on(body.collect()).unwrap().to_bytes()
+        };
+        let (token, _) = stored(&result);
+        let data = String::from_utf8(response(Kind::Tool, token, "", 3)).unwrap();
+        let events = vec![
+            Bytes::from_static(b"data: \nid: 0\nretry: 3000\n\n"),
+            Bytes::from(format!("data: {data}\nid: 1\n\n")),
+            Bytes::from_static(b":\n\n"),
+        ];
+        let out = through("text/event-stream", events);
+        let want = format!(
+            "data: \nid: 0\nretry: 3000\n\ndata: {{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{result}}}\nid: 1\n\n:\n\n"
+        );
+        assert_eq!(String::from_utf8(out.to_vec()).unwrap(), want);
+        let (token, _) = stored(&result);
+        let out = through(
+            "application/json",
+            vec![response(Kind::Tool, token, "c", 4).into()],
+        );
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let sent: Value = serde_json::from_str(&result).unwrap();
+        assert_eq!(v["result"]["resultType"], "complete");
+        assert_eq!(v["result"]["content"], sent["content"]);
+        // Another content type is not looked into: the placeholder stays.
+        let (token, _) = stored(&result);
+        let plain = Bytes::from(response(Kind::Tool, token, "", 5));
+        assert_eq!(through("text/plain", vec![plain.clone()]), plain);
+        assert!(relay::take(token).is_some());
+    }
+
     /// Writes `lines` through the tunnel's writer in chunks of `chunk` bytes.
     fn through_tunnel(lines: &[u8], chunk: usize) -> Vec<u8> {
         relay::write_in_chunks(Tunnel::new(Vec::new()), lines, chunk).inner
