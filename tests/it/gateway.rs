@@ -922,6 +922,8 @@ async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
         {"op": "call", "name": "modern__echo", "repeat": repeat, "digest": true},
         {"op": "read", "uri": "fixture://huge", "digest": true},
         {"op": "call", "name": "legacy__echo", "arguments": {"text": "small"}},
+        {"op": "prompt", "name": "resources__greet", "digest": true,
+         "repeat": {"field": "name", "head": repeat["head"], "unit": repeat["unit"], "count": repeat["count"]}},
     ]);
     let bridge = |mode: &str| {
         let mut args = over_bridge(None);
@@ -946,9 +948,16 @@ async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
                 out[2]
             );
             assert_eq!(text_of(&out[3]["result"]), "small", "{mode} {way}");
+            let greeting = format!("Hello, {text}!");
+            assert_eq!(
+                out[4]["digest"],
+                digest_of(&greeting),
+                "{mode} {way}: {}",
+                out[4]
+            );
             // Every big answer passed through (the 2026-07-28 server's to a legacy agent without
             // its `resultType`, as rmcp's types would have it), none parsed on the way.
-            assert_eq!(passed, 3, "{mode} {way}");
+            assert_eq!(passed, 4, "{mode} {way}");
         }
     }
 }
