@@ -296,7 +296,8 @@ fn placeholder(message: &[u8]) -> Option<(Range<usize>, u64, Edit)> {
 }
 
 /// The HTTP response of rmcp's Streamable HTTP service with [`splice`] over its SSE events
-/// (one per body frame) and JSON bodies; other responses as they are.
+/// (one per body frame) and its JSON bodies of status 200; other responses as they are (a
+/// refusal or an error keeps its `Content-Length`; a spliced body goes out chunked).
 pub fn body(
     response: http::Response<BoxBody<Bytes, Infallible>>,
 ) -> http::Response<BoxBody<Bytes, Infallible>> {
@@ -304,7 +305,10 @@ pub fn body(
         .headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|t| t.to_str().ok())
-        .is_some_and(|t| t.starts_with("text/event-stream") || t.starts_with("application/json"));
+        .is_some_and(|t| {
+            t.starts_with("text/event-stream")
+                || (t.starts_with("application/json") && response.status() == http::StatusCode::OK)
+        });
     if !spliced {
         return response;
     }
@@ -681,6 +685,14 @@ mod tests {
         let plain = Bytes::from(response(Kind::Tool, token, "", 5));
         assert_eq!(through("text/plain", vec![plain.clone()]), plain);
         assert!(relay::take(token).is_some());
+        // A JSON error keeps its length (it is not looked into).
+        let refused = http::Response::builder()
+            .status(http::StatusCode::BAD_REQUEST)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(http_body_util::Full::new(Bytes::from_static(b"{}")).boxed())
+            .unwrap();
+        let hint = hyper::body::Body::size_hint(body(refused).body());
+        assert_eq!(hint.exact(), Some(2));
     }
 
     /// Writes `lines` through the tunnel's writer in chunks of `chunk` bytes.
