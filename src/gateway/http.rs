@@ -24,6 +24,7 @@ use rmcp::transport::streamable_http_server::{
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use super::pass;
 use super::server::{GatewayServer, Scope, Shared};
 
 /// The `Upgrade` protocol of the stdio tunnel.
@@ -249,7 +250,7 @@ impl State {
         };
         if !tunnel {
             let service = self.service(&scope);
-            return service.handle(request).await;
+            return pass::body(service.handle(request).await);
         }
         let upgrade = request
             .headers()

@@ -7,6 +7,8 @@
 //!   session over shared routes;
 //! - `names.rs`: the `<server>__<tool>` naming scheme;
 //! - `http.rs`: the loopback endpoint (secret, `Host`/`Origin` checks) and the stdio tunnel;
+//! - `pass.rs`: big results passed through to agents as the bytes the server sent (the
+//!   session's service around `server.rs`, and the splice in both ways' writers);
 //! - `discovery.rs`: the environment and the per-workspace discovery files;
 //! - `bridge.rs`: `mcp-sidecar gateway`, the stdio server agents launch.
 //!
@@ -17,6 +19,7 @@ pub mod bridge;
 pub mod discovery;
 mod http;
 mod names;
+mod pass;
 mod routes;
 mod server;
 
@@ -33,6 +36,7 @@ use crate::mcp::{LogLevel, Manager};
 
 pub use agent::set_keep_alive_interval;
 pub use names::exposed as exposed_name;
+pub use pass::passed_total;
 
 /// How long changes are gathered before agents are told the tool list changed.
 const SETTLE: Duration = Duration::from_millis(100);

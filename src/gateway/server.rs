@@ -30,9 +30,10 @@ use tokio::sync::broadcast;
 
 use super::agent;
 use super::names;
+use super::pass::{self, Kind, Tunnel};
 use super::routes::Routes;
 use crate::contract::CallError;
-use crate::mcp::{Manager, Observed, ProgressFn, requester};
+use crate::mcp::{Manager, Observed, ProgressFn, relay, requester};
 
 /// Which tools an endpoint offers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -473,7 +474,8 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    match GatewayServer::new(shared, scope).serve((read, write)).await {
+    let session = GatewayServer::new(shared, scope);
+    match session.serve((read, Tunnel::new(write))).await {
         Ok(running) => {
             let _ = running.waiting().await;
         }
@@ -604,11 +606,12 @@ impl ServerHandler for GatewayServer {
         let manager = &self.shared.manager;
         let outcome = self
             .as_agent(&context, |progress| {
-                manager.call_tool(&server, &tool, request.arguments, progress)
+                relay::keeping(manager.call_tool(&server, &tool, request.arguments, progress))
             })
             .await;
         match outcome {
-            Ok(result) => read_back(&server, result).map(CallToolResponse::Complete),
+            Ok(result) => read_back(&server, pass::through(result, Kind::Tool, &context)?)
+                .map(CallToolResponse::Complete),
             Err(e) => to_agent(e),
         }
     }
@@ -637,10 +640,11 @@ impl ServerHandler for GatewayServer {
         let manager = &self.shared.manager;
         let result = self
             .as_agent(&context, |_| {
-                manager.get_prompt(&server, &prompt, request.arguments)
+                relay::keeping(manager.get_prompt(&server, &prompt, request.arguments))
             })
             .await
             .map_err(to_error)?;
+        let result = pass::through(result, Kind::Prompt, &context)?;
         read_back::<GetPromptResult>(&server, result).map(GetPromptResponse::Complete)
     }
 
@@ -673,9 +677,12 @@ impl ServerHandler for GatewayServer {
             .await?;
         let manager = &self.shared.manager;
         let result = self
-            .as_agent(&context, |_| manager.read_resource(&server, &request.uri))
+            .as_agent(&context, |_| {
+                relay::keeping(manager.read_resource(&server, &request.uri))
+            })
             .await
             .map_err(to_error)?;
+        let result = pass::through(result, Kind::Resource, &context)?;
         read_back::<ReadResourceResult>(&server, result).map(ReadResourceResponse::Complete)
     }
 

@@ -7,12 +7,11 @@
 //! quoted marker of this process with a stored token, writes the stored bytes in its place and a
 //! new `Content-Length`. The stored bytes are written as they are (no copy).
 
-use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use tokio::io::AsyncWrite;
 
 use crate::mcp::relay;
@@ -45,7 +44,7 @@ impl State {
 pub struct SpliceWriter<W> {
     inner: W,
     /// Bytes accepted but not written yet, in order.
-    out: VecDeque<Bytes>,
+    out: relay::Pieces,
     state: State,
 }
 
@@ -53,7 +52,7 @@ impl<W> SpliceWriter<W> {
     pub fn new(inner: W) -> Self {
         Self {
             inner,
-            out: VecDeque::new(),
+            out: relay::Pieces::default(),
             state: State::start(),
         }
     }
@@ -112,17 +111,7 @@ fn header_done(header: &[u8]) -> Option<State> {
 impl<W: AsyncWrite + Unpin> SpliceWriter<W> {
     /// Writes what is queued; `Pending` until all of it is written.
     fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some(front) = self.out.front_mut() {
-            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, front))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            front.advance(n);
-            if front.is_empty() {
-                self.out.pop_front();
-            }
-        }
-        Poll::Ready(Ok(()))
+        self.out.poll_drain(&mut self.inner, cx)
     }
 
     /// Writes `buf` as it is, following the framing over what was written.
@@ -230,34 +219,19 @@ fn splice(body: Vec<u8>) -> Vec<Bytes> {
         let header = format!("Content-Length: {}\r\n\r\n", body.len());
         vec![Bytes::from(header), Bytes::from(body)]
     };
-    let needle = format!("\"result\":\"{}", relay::marker_prefix());
-    let Some(at) = memchr::memmem::find(&body, needle.as_bytes()) else {
-        return whole(body);
-    };
-    let value_at = at + "\"result\":".len();
-    let digits_at = at + needle.len();
-    let digits = body[digits_at..]
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    let end = digits_at + digits;
-    if digits == 0 || body.get(end) != Some(&b'"') {
-        return whole(body);
-    }
-    let Some(raw) = std::str::from_utf8(&body[digits_at..end])
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .and_then(relay::take)
+    let Some((value, raw)) = relay::marked(&body)
+        .filter(|m| m.tail.is_empty() && body[..m.quoted.start].ends_with(b"\"result\":"))
+        .and_then(|m| Some((m.quoted, relay::take(m.token)?)))
     else {
         return whole(body);
     };
     let body = Bytes::from(body);
-    let length = value_at + raw.len() + (body.len() - end - 1);
+    let length = value.start + raw.len() + (body.len() - value.end);
     vec![
         Bytes::from(format!("Content-Length: {length}\r\n\r\n")),
-        body.slice(..value_at),
+        body.slice(..value.start),
         raw,
-        body.slice(end + 1..),
+        body.slice(value.end..),
     ]
 }
 
@@ -265,7 +239,6 @@ fn splice(body: Vec<u8>) -> Vec<Bytes> {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
-    use tokio::io::AsyncWriteExt;
 
     fn frame(body: &str) -> Vec<u8> {
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
@@ -273,17 +246,7 @@ mod tests {
 
     /// Writes `input` through the splice in chunks of `chunk` bytes; returns what came out.
     fn through(input: &[u8], chunk: usize) -> Vec<u8> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut w = SpliceWriter::new(Vec::new());
-            for part in input.chunks(chunk.max(1)) {
-                w.write_all(part).await.unwrap();
-            }
-            w.flush().await.unwrap();
-            w.inner
-        })
+        relay::write_in_chunks(SpliceWriter::new(Vec::new()), input, chunk).inner
     }
 
     /// Reads LSP frames back, checking every `Content-Length`.

@@ -13,7 +13,10 @@
 //! [`relaying`] (the editor's face, which writes the LSP reply itself) the result becomes a
 //! [`marker`] string, and the LSP output writer (`lsp::splice`) replaces the quoted marker with
 //! the stored bytes ([`take`]) as it writes the frame, so the editor gets the server's result
-//! byte for byte. Elsewhere (the gateway) the bytes are parsed once into a `Value` ([`resolve`]).
+//! byte for byte. The gateway runs its calls inside [`keeping`], gets the stand-in with its
+//! token, and has its own writers put the stored bytes in the agent's response (or parses them
+//! with [`resolve`] where only rmcp's types give the agent what it got so far). Elsewhere the
+//! bytes are parsed once into a `Value`.
 //!
 //! The marker carries a per-process random nonce: a server cannot forge one, and a marker quoted
 //! inside a JSON string is escaped (`\"`), so the writer, which only splices `"<marker>"` with
@@ -99,6 +102,100 @@ pub fn marker(token: u64) -> String {
     format!("{}{token}", marker_prefix())
 }
 
+/// A quoted marker of this process found in a serialized message.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Marked<'a> {
+    /// Where the marker stands, its quotes included.
+    pub quoted: std::ops::Range<usize>,
+    pub token: u64,
+    /// What follows the token inside the quotes: nothing in the editor's markers; ASCII letters
+    /// a writer gives its own meaning (the gateway's: members to add).
+    pub tail: &'a str,
+}
+
+/// The first quoted marker of this process in a serialized message. Text from a server cannot
+/// hold one: it cannot know the nonce (and a quote inside a string is escaped, which the
+/// writers check where the marker must stand).
+pub fn marked(message: &[u8]) -> Option<Marked<'_>> {
+    let needle = format!("\"{}", marker_prefix());
+    let at = memchr::memmem::find(message, needle.as_bytes())?;
+    let rest = &message[at + needle.len()..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let close = digits + rest[digits..].iter().position(|&b| b == b'"')?;
+    let tail = std::str::from_utf8(&rest[digits..close]).ok()?;
+    if digits == 0 || !tail.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let token = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    Some(Marked {
+        quoted: at..at + needle.len() + close + 1,
+        token,
+        tail,
+    })
+}
+
+/// The pieces a splicing writer (the LSP writer, the gateway's tunnel) accepted but did not
+/// write yet, in order: the stored bytes go out as they are, without a copy.
+#[derive(Default)]
+pub struct Pieces(std::collections::VecDeque<Bytes>);
+
+impl Pieces {
+    pub fn push_back(&mut self, piece: Bytes) {
+        if !piece.is_empty() {
+            self.0.push_back(piece);
+        }
+    }
+
+    /// Writes what is queued to `inner`; `Pending` until all of it is written.
+    pub fn poll_drain<W: tokio::io::AsyncWrite + Unpin>(
+        &mut self,
+        inner: &mut W,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use bytes::Buf;
+        while let Some(front) = self.0.front_mut() {
+            let n = std::task::ready!(std::pin::Pin::new(&mut *inner).poll_write(cx, front))?;
+            if n == 0 {
+                return std::task::Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            front.advance(n);
+            if front.is_empty() {
+                self.0.pop_front();
+            }
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl Extend<Bytes> for Pieces {
+    fn extend<I: IntoIterator<Item = Bytes>>(&mut self, pieces: I) {
+        for piece in pieces {
+            self.push_back(piece);
+        }
+    }
+}
+
+/// Writes `input` through `writer` in chunks of `chunk` bytes, then flushes: the splicing
+/// writers' tests.
+#[cfg(test)]
+pub fn write_in_chunks<W: tokio::io::AsyncWrite + Unpin>(
+    mut writer: W,
+    input: &[u8],
+    chunk: usize,
+) -> W {
+    use tokio::io::AsyncWriteExt;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for part in input.chunks(chunk.max(1)) {
+            writer.write_all(part).await.unwrap();
+        }
+        writer.flush().await.unwrap();
+    });
+    writer
+}
+
 /// Stores `bytes` (one JSON value, already validated) and returns its token.
 fn store(bytes: Bytes) -> u64 {
     let token = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -118,6 +215,11 @@ pub fn take(token: u64) -> Option<Bytes> {
     entry.map(|e| e.bytes)
 }
 
+/// The stored result `token`, left stored (for a caller that decides how to pass it on).
+pub fn peek(token: u64) -> Option<Bytes> {
+    table().lock().get(&token).map(|e| e.bytes.clone())
+}
+
 /// The stored result `token` parsed into a `Value` (for callers that need the JSON itself).
 pub fn resolve(token: u64) -> Option<Value> {
     take(token).and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -125,6 +227,7 @@ pub fn resolve(token: u64) -> Option<Value> {
 
 tokio::task_local! {
     static RELAYING: ();
+    static KEEPING: ();
 }
 
 /// Runs `fut` with big results handed back as [`marker`]s, for a caller that writes them out
@@ -133,15 +236,30 @@ pub async fn relaying<F: Future>(fut: F) -> F::Output {
     RELAYING.scope((), fut).await
 }
 
-/// What a final result becomes: unchanged when it is not a stand-in; else the marker (inside
-/// [`relaying`]) or the stored result parsed. `Err` when the stored bytes are gone.
-pub fn finish(mut result: Value) -> Result<Value, String> {
-    let Some(token) = result
+/// Runs `fut` with big results handed back as their stand-ins, the token still in `_meta`
+/// ([`token_of`]), for a caller that decides for each what it becomes (the gateway, which
+/// passes most through as a [`marker`] and parses the others with [`resolve`]).
+pub async fn keeping<F: Future>(fut: F) -> F::Output {
+    KEEPING.scope((), fut).await
+}
+
+/// The token of a stand-in, taken out of its `_meta`; `None` for any other result.
+pub fn token_of(result: &mut Value) -> Option<u64> {
+    result
         .get_mut("_meta")
         .and_then(Value::as_object_mut)
         .and_then(|meta| meta.remove(TOKEN_META))
         .and_then(|t| t.as_u64())
-    else {
+}
+
+/// What a final result becomes: unchanged when it is not a stand-in (or inside [`keeping`]);
+/// else the marker (inside [`relaying`]) or the stored result parsed. `Err` when the stored
+/// bytes are gone.
+pub fn finish(mut result: Value) -> Result<Value, String> {
+    if KEEPING.try_with(|_| ()).is_ok() {
+        return Ok(result);
+    }
+    let Some(token) = token_of(&mut result) else {
         return Ok(result);
     };
     if RELAYING.try_with(|_| ()).is_ok() {
@@ -461,6 +579,37 @@ mod tests {
             finish(serde_json::json!({"a": 1})).unwrap(),
             serde_json::json!({"a": 1})
         );
+        // Inside `keeping`, the stand-in itself, its token for the caller to take.
+        let small = stand_in(&line(&result), |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let mut kept = rt
+            .block_on(keeping(async { finish(v["result"].clone()) }))
+            .unwrap();
+        let token = token_of(&mut kept).unwrap();
+        assert_eq!(kept["content"], serde_json::json!([]));
+        assert!(token_of(&mut kept).is_none(), "taken out of _meta");
+        assert_eq!(&take(token).unwrap()[..], result.as_bytes());
+    }
+
+    #[test]
+    fn markers_are_found_with_their_tail_and_only_as_written() {
+        let marker = marker(42);
+        let message = format!(r#"{{"id":1,"result":"{marker}cts"}}"#);
+        let found = marked(message.as_bytes()).unwrap();
+        assert_eq!((found.token, found.tail), (42, "cts"));
+        assert_eq!(&message[found.quoted], format!("\"{marker}cts\""));
+        for odd in [
+            format!(r#"{{"result":"{marker}c1"}}"#),
+            format!(r#"{{"result":"{marker}\"x"}}"#),
+            format!(r#"{{"result":"{}"}}"#, marker_prefix()),
+            format!(r#"{{"result":"{marker}"#),
+            format!(
+                r#"{{"result":"mcp-sidecar/relayed/{}/42"}}"#,
+                "0".repeat(32)
+            ),
+        ] {
+            assert!(marked(odd.as_bytes()).is_none(), "{odd}");
+        }
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::gateway::{bridge_env, gateway_info, gateway_token};
+use support::gateway::{
+    BIG_RESULTS, bridge_env, digest_of, gateway_info, gateway_token, hostile_big_text,
+};
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -899,4 +901,63 @@ async fn benchmark_the_gateway_round_trip() {
     figure("direct (stdio)", &direct);
     figure("gateway (Streamable HTTP)", &http);
     figure("gateway (mcp-sidecar gateway)", &bridge);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
+    let folder = tempfile::tempdir().unwrap();
+    let huge = 300_001;
+    let resources = json!({"command": peer("MCP_PYTHON"), "protocolVersion": "2025-11-25",
+        "args": [fixture("python/resources_server.py").display().to_string(),
+                 "--era", "legacy", "--huge", huge.to_string()]});
+    let mut servers = both_eras();
+    servers["resources"] = resources;
+    let _alone = BIG_RESULTS.lock().await;
+    let (_editor, info) = start(folder.path(), servers).await;
+    let (repeat, text) = hostile_big_text();
+    let want = digest_of(&text);
+    let steps = json!([
+        {"op": "call", "name": "legacy__echo", "repeat": repeat, "digest": true},
+        {"op": "call", "name": "modern__echo", "repeat": repeat, "digest": true},
+        {"op": "read", "uri": "fixture://huge", "digest": true},
+        {"op": "call", "name": "legacy__echo", "arguments": {"text": "small"}},
+        {"op": "prompt", "name": "resources__greet", "digest": true,
+         "repeat": {"field": "name", "head": repeat["head"], "unit": repeat["unit"], "count": repeat["count"]}},
+    ]);
+    let bridge = |mode: &str| {
+        let mut args = over_bridge(None);
+        args[1] = mode.into();
+        args
+    };
+    for mode in ["legacy", "2026-07-28"] {
+        for (way, transport) in [("http", over_http(&info, mode)), ("bridge", bridge(mode))] {
+            let passed = mcp_sidecar::gateway::passed_total();
+            let mut command = agent(&transport, &steps);
+            bridge_env(&mut command, &info);
+            let out = outcomes(command.spawn().unwrap()).await;
+            let passed = mcp_sidecar::gateway::passed_total() - passed;
+            for (i, server) in [(0, "legacy"), (1, "modern")] {
+                assert_eq!(out[i]["digest"], want, "{mode} {way} {server}: {}", out[i]);
+                assert_eq!(out[i]["isError"], false, "{mode} {way} {server}");
+            }
+            assert_eq!(
+                out[2]["digest"],
+                digest_of(&"x".repeat(huge)),
+                "{mode} {way}: {}",
+                out[2]
+            );
+            assert_eq!(text_of(&out[3]["result"]), "small", "{mode} {way}");
+            let greeting = format!("Hello, {text}!");
+            assert_eq!(
+                out[4]["digest"],
+                digest_of(&greeting),
+                "{mode} {way}: {}",
+                out[4]
+            );
+            // Every big answer passed through (the 2026-07-28 server's to a legacy agent without
+            // its `resultType`, as rmcp's types would have it), none parsed on the way.
+            assert_eq!(passed, 4, "{mode} {way}");
+        }
+    }
 }

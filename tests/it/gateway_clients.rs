@@ -393,3 +393,35 @@ async fn the_inspector_cli_lists_and_calls_over_http_and_stdio() {
     let called = inspect(home.path(), &args, &[], Some(folder.path())).await;
     assert_eq!(called["structuredContent"]["sum"], 42, "{called}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn big_results_reach_the_ts_agent_as_sent_both_ways() {
+    let folder = tempfile::tempdir().unwrap();
+    let _alone = BIG_RESULTS.lock().await;
+    let (_editor, info) = start(folder.path(), both_eras()).await;
+    let (repeat, text) = hostile_big_text();
+    let want = digest_of(&text);
+    for (way, via) in both_ways(&info) {
+        let passed = mcp_sidecar::gateway::passed_total();
+        let out = ts(
+            &via,
+            &info,
+            json!([
+                {"op": "call", "name": "legacy__echo", "repeat": repeat, "digest": true},
+                {"op": "call", "name": "modern__echo", "repeat": repeat, "digest": true},
+                {"op": "call", "name": "legacy__echo", "arguments": {"text": "small"}},
+            ]),
+        )
+        .await;
+        let passed = mcp_sidecar::gateway::passed_total() - passed;
+        for (i, server) in [(0, "legacy"), (1, "modern")] {
+            assert_eq!(out[i]["digest"], want, "{way} {server}: {}", out[i]);
+            assert_eq!(out[i]["isError"], false, "{way} {server}");
+        }
+        assert_eq!(text_of(&out[2]["result"]), "small", "{way}: {}", out[2]);
+        // Both big answers passed through (the SDK speaks 2025-11-25: the 2026-07-28 server's
+        // without its `resultType`, as rmcp's types would send it).
+        assert_eq!(passed, 2, "{way}");
+    }
+}

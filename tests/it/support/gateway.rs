@@ -133,3 +133,32 @@ pub fn inspector(home: &std::path::Path, args: &[String]) -> tokio::process::Com
         .kill_on_drop(true);
     command
 }
+
+/// Held by the tests that count the results the gateway passed through
+/// (`mcp_sidecar::gateway::passed_total`, one count for the process), so that they do not
+/// count each other's.
+pub static BIG_RESULTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A big text (issue 18: a result of 64 KiB or more is relayed as the bytes the server sent)
+/// with what a splice could trip on: non-ASCII, escapes, line ends, and text that looks like
+/// the relay's markers and the gateway's placeholder (a server cannot know the nonce, and its
+/// quotes are escaped). As the agents' `repeat` (`head`, then `unit` `count` times: an argument
+/// list cannot carry it), and the whole text.
+pub fn hostile_big_text() -> (Value, String) {
+    let fake = format!("mcp-sidecar/relayed/{}/1", "0".repeat(32));
+    let head = format!(
+        "\"result\":\"{fake}\" {{\"_meta\":{{\"dev.mcp-sidecar/passed\":\"{fake}c\"}}}} \r\n data: x\n\n"
+    );
+    let unit = "é \"quoted\" \\ tab\t ✓ \u{1F600} ";
+    let count = 300_000 / unit.len();
+    let repeat = json!({"field": "text", "head": head, "unit": unit, "count": count});
+    (repeat, format!("{head}{}", unit.repeat(count)))
+}
+
+/// `(bytes, sha256)` of a text, as the agents report them.
+pub fn digest_of(text: &str) -> Value {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    json!({"bytes": text.len(), "sha256": hex})
+}
