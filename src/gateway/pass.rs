@@ -435,7 +435,7 @@ mod tests {
     /// A big result stored as the stdio transport stores it: (token, the stand-in's result).
     fn stored(result: &str) -> (u64, Value) {
         let line = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
-        let small = relay::stand_in(&line, |_| true).unwrap();
+        let small = relay::stand_in(&line, None, |_| true).unwrap();
         let mut v: Value = serde_json::from_slice(&small).unwrap();
         let token = relay::token_of(&mut v["result"]).unwrap();
         (token, v["result"].take())

@@ -580,7 +580,7 @@ mod tests {
             serde_json::json!({"a": 1})
         );
         // Inside `keeping`, the stand-in itself, its token for the caller to take.
-        let small = stand_in(&line(&result), |_| true).unwrap();
+        let small = stand_in(&line(&result), None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
         let mut kept = rt
             .block_on(keeping(async { finish(v["result"].clone()) }))
