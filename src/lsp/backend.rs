@@ -26,7 +26,20 @@ use crate::guard;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
 
-pub struct Backend {
+/// The backend, a cheap handle: the serve loop keeps one to answer `workspace/executeCommand`
+/// itself (see [`super::serve`]) while tower-lsp-server's service holds another.
+#[derive(Clone)]
+pub struct Backend(Arc<Inner>);
+
+impl std::ops::Deref for Backend {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+pub struct Inner {
     client: Client,
     manager: Arc<Manager>,
     gate: Gate,
@@ -41,7 +54,7 @@ pub struct Backend {
 impl Backend {
     pub fn new(client: Client) -> Self {
         let (manager, events) = Manager::new();
-        Self {
+        Self(Arc::new(Inner {
             client,
             manager,
             gate: Gate::new(LONG_OPERATION_CAP),
@@ -50,7 +63,7 @@ impl Backend {
             config: Arc::default(),
             reconfig: Mutex::new(None),
             gateway: Arc::default(),
-        }
+        }))
     }
 
     pub fn manager(&self) -> Arc<Manager> {

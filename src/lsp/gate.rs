@@ -1,5 +1,5 @@
-//! The cap on operations that wait on people or on long server calls. tower-lsp-server runs a
-//! bounded number of handlers at once, and the editor's answers to our own requests travel
+//! The cap on operations that wait on people or on long server calls. The serve loop
+//! (`serve.rs`) runs a bounded number of handlers at once, and the editor's answers to our own requests travel
 //! through the same queue, so long operations must never be able to take every slot: the cap is
 //! kept far below the server's concurrency level, and past it a new operation is refused at once.
 
@@ -9,7 +9,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::contract::CallError;
 
-/// Handlers tower-lsp-server may run at once. Large, so that a burst of quick tool calls (an
+/// Handlers the serve loop runs at once (it reads no more from the editor past them). Large, so that a burst of quick tool calls (an
 /// agent fanning out a thousand) waits for servers instead of being refused; an idle slot costs
 /// nothing.
 pub const CONCURRENCY_LEVEL: usize = 2048;

@@ -8,12 +8,13 @@ pub mod gate;
 mod methods;
 mod notify;
 mod reconfigure;
+mod serve;
 mod splice;
 
 pub use backend::Backend;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::{LspService, Server};
+use tower_lsp_server::LspService;
 
 /// Serves LSP on the given streams until the editor exits or the stream ends, then stops every
 /// MCP server.
@@ -29,10 +30,7 @@ where
     let stop_gateway = backend.gateway_stopper();
     // Big results relayed as sent are spliced into their replies on the way out.
     let output = splice::SpliceWriter::new(Box::pin(output));
-    Server::new(input, output, socket)
-        .concurrency_level(gate::CONCURRENCY_LEVEL)
-        .serve(service)
-        .await;
+    serve::run(input, output, service, socket).await;
     stop_gateway();
     manager.shutdown().await;
 }

@@ -1,6 +1,6 @@
 //! The LSP output writer that splices relayed results in (see [`crate::mcp::relay`]).
 //!
-//! tower-lsp-server serializes every reply itself, from a `Value`; a big result relayed as sent
+//! The serve loop (`serve.rs`) serializes every reply from a `Value`; a big result relayed as sent
 //! reaches it as a marker string instead. This writer sits under it, follows the
 //! `Content-Length` framing, and passes what it is given through untouched (in one write),
 //! unless a relayed result is stored: then it holds each (small) frame whole, and where the reply's `result` is exactly a

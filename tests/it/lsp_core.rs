@@ -391,3 +391,148 @@ async fn editors_without_workspace_folders_fall_back_to_root_uri() {
     );
     editor.shutdown_and_exit().await;
 }
+
+/// Raw LSP over a duplex, for what [`TestEditor`] never sends: broken frames and ids of every
+/// kind. Each reply is read as it comes (the next frame on the stream).
+struct RawEditor {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+}
+
+impl RawEditor {
+    async fn send_bytes(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.write.write_all(bytes).await.unwrap();
+    }
+
+    async fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.send_bytes(frame.as_bytes()).await;
+    }
+
+    /// The next message that is not a notification or a request to the editor.
+    async fn reply(&mut self) -> Value {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+        loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                assert!(
+                    self.read.read_line(&mut line).await.unwrap() > 0,
+                    "the sidecar closed its output"
+                );
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(value) = line.strip_prefix("Content-Length: ") {
+                    length = Some(value.parse::<usize>().unwrap());
+                }
+            }
+            let mut body = vec![0; length.expect("a Content-Length")];
+            self.read.read_exact(&mut body).await.unwrap();
+            let message: Value = serde_json::from_slice(&body).unwrap();
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+}
+
+/// `reply` is the error `code` to request `id`.
+fn assert_error(reply: &Value, id: Value, code: i64) {
+    assert_eq!(
+        (&reply["id"], &reply["error"]["code"]),
+        (&id, &json!(code)),
+        "{reply}"
+    );
+}
+
+/// The serve loop answers `workspace/executeCommand` itself (its fast lane) and hands the rest to
+/// tower-lsp-server: around the lifecycle both answer as tower-lsp-server did. A message that
+/// cannot be read is one error with a null id, and the stream goes on (tower-lsp-server's reader
+/// ended the session at the first one: the editor's next write found a closed pipe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecycle_as_before() {
+    isolate_user_config();
+    let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(sidecar_side);
+    let served = tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
+    let (er, ew) = tokio::io::split(editor_side);
+    let mut editor = RawEditor {
+        write: ew,
+        read: tokio::io::BufReader::new(er),
+    };
+    let list = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+               "params": {"command": "mcp-sidecar.listServers"}})
+    };
+
+    // Before `initialize`: tower-lsp-server's "not initialized".
+    editor.send(list(json!(1))).await;
+    let early = editor.reply().await;
+    assert_error(&early, json!(1), -32002);
+
+    // A header that is not a length, a body that is not JSON, JSON that is not a message: each is
+    // one error with a null id, and the stream goes on.
+    editor.send_bytes(b"Content-Length: many\r\n\r\n{}").await;
+    let bad_header = editor.reply().await;
+    assert_eq!(bad_header["error"]["code"], -32700, "{bad_header}");
+    assert_eq!(bad_header["id"], Value::Null);
+    editor.send_bytes(b"Content-Length: 5\r\n\r\n{nope").await;
+    assert_eq!(editor.reply().await["error"]["code"], -32700);
+    editor.send(json!([1, 2])).await;
+    let not_a_message = editor.reply().await;
+    assert_eq!(not_a_message["error"]["code"], -32600, "{not_a_message}");
+    assert_eq!(not_a_message["id"], Value::Null);
+
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}))
+        .await;
+    let init = editor.reply().await;
+    assert!(init["result"]["capabilities"].is_object(), "{init}");
+    editor
+        .send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+
+    // Integer and string ids on the fast lane; a fractional id is not one tower-lsp-server
+    // reads either: an invalid request with a null id, as before.
+    for id in [json!(3), json!("four"), json!(-5)] {
+        editor.send(list(id.clone())).await;
+        let listed = editor.reply().await;
+        assert_eq!(listed["id"], id);
+        assert!(listed["result"].is_array(), "{listed}");
+    }
+    editor.send(list(json!(6.5))).await;
+    let fractional = editor.reply().await;
+    assert_eq!(fractional["error"]["code"], -32600, "{fractional}");
+    assert_eq!(fractional["id"], Value::Null);
+    // An unknown command is the handler's own error, with the request's id.
+    editor
+        .send(
+            json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand",
+                     "params": {"command": "mcp-sidecar.nope"}}),
+        )
+        .await;
+    let unknown = editor.reply().await;
+    assert_error(&unknown, json!(7), -32602);
+
+    // After `shutdown`: tower-lsp-server's "invalid request"; `exit` ends the loop.
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": 8, "method": "shutdown"}))
+        .await;
+    let shutdown = editor.reply().await;
+    assert_eq!(shutdown["id"], 8);
+    assert!(shutdown.get("error").is_none(), "{shutdown}");
+    editor.send(list(json!(9))).await;
+    let late = editor.reply().await;
+    assert_error(&late, json!(9), -32600);
+    editor
+        .send(json!({"jsonrpc": "2.0", "method": "exit"}))
+        .await;
+    tokio::time::timeout(Duration::from_secs(20), served)
+        .await
+        .expect("serve returns after exit")
+        .unwrap();
+}

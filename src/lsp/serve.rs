@@ -1,0 +1,686 @@
+//! The LSP face's serve loop, in place of tower-lsp-server's `Server`.
+//!
+//! tower-lsp-server's `Server` decodes each message through an untagged enum (a buffered copy of
+//! the message tried against each variant), routes it through its layers and its router (the
+//! params decoded a second time, the handler's future boxed and moved), and sends each reply
+//! through two channels and a framed writer. For `workspace/executeCommand`, which an editor sends
+//! for every tool call, that was more of the sidecar's own work per call than the relay to the
+//! server (docs/benchmarks.md, "Issue 18, fifth round").
+//!
+//! This loop frames and reads the messages itself and answers `workspace/executeCommand` straight
+//! from the [`Backend`] (the fast lane): the same handler under the same panic guard, with
+//! `$/cancelRequest` for it answered here with -32800, as tower-lsp-server answers it. Every other
+//! message goes to tower-lsp-server's service, which keeps the lifecycle (`initialize`,
+//! `shutdown`, `exit`), the other methods and the sidecar's own requests to the editor; so does
+//! `workspace/executeCommand` before `initialize` has succeeded, after `shutdown`, and whenever
+//! anything about it is unusual (an id that is not an integer or a string, an id already in use,
+//! params that do not read), so that those get tower-lsp-server's answers, as before.
+//!
+//! Everything runs in one task, as in tower-lsp-server: the handlers' futures are polled here.
+//! When the editor's input ends (or after `exit`), the fast lane's commands still running are
+//! cancelled (one may be waiting on a person who can no longer answer); the loop returns once the
+//! service's handlers have finished and what is queued is written.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures::future::{AbortHandle, Abortable, BoxFuture};
+use futures::stream::FuturesUnordered;
+use futures::{Sink, Stream};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::gen_lsp_types::ExecuteCommandParams;
+use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
+use tower_lsp_server::{ClientSocket, ExitedError, LanguageServer, LspService};
+use tower_service::Service;
+
+use super::backend::Backend;
+use super::gate::CONCURRENCY_LEVEL;
+
+/// A header longer than this without its blank line is not LSP framing.
+const HEADER_MAX: usize = 8 * 1024;
+/// Messages read from the input per turn before the loop lets other tasks run.
+const MESSAGES_PER_TURN: usize = 32;
+/// Queued output past which the loop stops taking work until the editor reads.
+const OUTPUT_HIGH: usize = 8 << 20;
+/// The input buffer is read into in pieces of at least this much.
+const READ_CHUNK: usize = 16 * 1024;
+
+const EXECUTE_COMMAND: &str = "workspace/executeCommand";
+const CANCEL_REQUEST: &str = "$/cancelRequest";
+
+type Handled = Result<Option<Value>, Error>;
+
+/// Serves LSP on `input`/`output` until the input ends or `exit` arrives.
+pub(super) async fn run<I, O>(
+    input: I,
+    output: O,
+    service: LspService<Backend>,
+    socket: ClientSocket,
+) where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin,
+{
+    let backend = service.inner().clone();
+    let (requests, responses) = socket.split();
+    let mut serve = Serve {
+        input: Input::new(input),
+        reading: true,
+        output: Output::new(output),
+        service,
+        backend,
+        held: None,
+        jobs: FuturesUnordered::new(),
+        lane: HashMap::new(),
+        lane_open: false,
+        initialize: None,
+        requests: Some(requests),
+        responses,
+        answers: VecDeque::new(),
+    };
+    std::future::poll_fn(|cx| serve.poll(cx)).await;
+}
+
+struct Serve<I, O, Q, A> {
+    input: Input<I>,
+    /// False once the input ended, failed, or `exit` was handed on.
+    reading: bool,
+    output: Output<O>,
+    service: LspService<Backend>,
+    backend: Backend,
+    /// A request for the service, waiting for it to be ready (it is not while `initialize` runs).
+    held: Option<Request>,
+    jobs: FuturesUnordered<Job>,
+    /// The fast lane's requests still running, to cancel them.
+    lane: HashMap<Id, AbortHandle>,
+    /// `initialize` has succeeded and `shutdown` has not come.
+    lane_open: bool,
+    /// The id of the `initialize` request being handled.
+    initialize: Option<Id>,
+    /// The sidecar's requests to the editor; `None` once the input ended.
+    requests: Option<Q>,
+    /// Where the editor's answers to them go.
+    responses: A,
+    answers: VecDeque<Response>,
+}
+
+impl<I, O, Q, A> Serve<I, O, Q, A>
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin,
+    Q: Stream<Item = Request> + Unpin,
+    A: Sink<Response, Error = ExitedError> + Unpin,
+{
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut turn = 0;
+        loop {
+            let mut progress = self.output.poll_drain(cx);
+            while self.output.room() {
+                match Pin::new(&mut self.jobs).poll_next(cx) {
+                    Poll::Ready(Some(reply)) => {
+                        self.finished(reply);
+                        progress = true;
+                    }
+                    _ => break,
+                }
+            }
+            if let Some(requests) = self.requests.as_mut() {
+                while self.output.room() {
+                    match Pin::new(&mut *requests).poll_next(cx) {
+                        Poll::Ready(Some(request)) => {
+                            self.output.message(&request);
+                            progress = true;
+                        }
+                        Poll::Ready(None) => {
+                            self.requests = None;
+                            break;
+                        }
+                        Poll::Pending => break,
+                    }
+                }
+            }
+            progress |= self.poll_answers(cx);
+            progress |= self.poll_held(cx);
+            while self.reading
+                && self.held.is_none()
+                && self.output.room()
+                && self.jobs.len() < CONCURRENCY_LEVEL
+            {
+                if turn == MESSAGES_PER_TURN {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                match self.input.poll_frame(cx) {
+                    Poll::Ready(Some(Ok(body))) => {
+                        turn += 1;
+                        self.received(&body);
+                        progress = true;
+                    }
+                    Poll::Ready(Some(Err(why))) => {
+                        turn += 1;
+                        tracing::error!("failed to decode a message from the editor: {why}");
+                        self.output.reply(&Id::Null, &Err(Error::parse_error()));
+                        progress = true;
+                    }
+                    Poll::Ready(None) => {
+                        self.reading = false;
+                        progress = true;
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if !self.reading && self.held.is_none() {
+                // The editor's side is gone or it said `exit`: no more requests go to it, the
+                // commands still running are cancelled (one may wait on a person who can no
+                // longer answer), the service's handlers finish, and what is queued goes out.
+                self.requests = None;
+                for (_, handle) in self.lane.drain() {
+                    handle.abort();
+                    progress = true;
+                }
+                if self.jobs.is_empty() {
+                    self.output.poll_drain(cx);
+                    return if self.output.is_empty() {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    };
+                }
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// One message from the editor.
+    fn received(&mut self, body: &[u8]) {
+        if body.is_empty() {
+            return;
+        }
+        let text = match std::str::from_utf8(body) {
+            Ok(text) => text,
+            Err(e) => {
+                tracing::error!("a message from the editor is not UTF-8: {e}");
+                self.output.reply(&Id::Null, &Err(Error::parse_error()));
+                return;
+            }
+        };
+        let head: Head = match serde_json::from_str(text) {
+            Ok(head) => head,
+            Err(e) => return self.undecodable(&e),
+        };
+        match head.method.as_deref() {
+            Some(EXECUTE_COMMAND) if self.lane_open && head.jsonrpc.as_deref() == Some("2.0") => {
+                if let Some(id) = head.id.and_then(integer_or_string)
+                    && !self.lane.contains_key(&id)
+                    && let Some(params) = head.params
+                    && let Ok(params) = serde_json::from_str::<ExecuteCommandParams>(params.get())
+                {
+                    return self.fast(id, params);
+                }
+            }
+            Some(CANCEL_REQUEST) => {
+                let id = head.params.and_then(|p| {
+                    let cancel: Cancel = serde_json::from_str(p.get()).ok()?;
+                    integer_or_string(cancel.id)
+                });
+                if let Some(handle) = id.and_then(|id| self.lane.remove(&id)) {
+                    handle.abort();
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if head.method.is_some() {
+            match serde_json::from_str::<Request>(text) {
+                Ok(request) => self.for_service(request),
+                Err(e) => self.undecodable(&e),
+            }
+        } else {
+            match serde_json::from_str::<Response>(text) {
+                Ok(answer) => self.answers.push_back(answer),
+                Err(e) => self.undecodable(&e),
+            }
+        }
+    }
+
+    /// A message that is JSON of the wrong shape is an invalid request; anything else a parse
+    /// error (as tower-lsp-server answers them).
+    fn undecodable(&mut self, e: &serde_json::Error) {
+        tracing::error!("failed to decode a message from the editor: {e}");
+        let error = if e.is_data() {
+            Error::invalid_request()
+        } else {
+            Error::parse_error()
+        };
+        self.output.reply(&Id::Null, &Err(error));
+    }
+
+    /// `workspace/executeCommand` on the fast lane.
+    fn fast(&mut self, id: Id, params: ExecuteCommandParams) {
+        let backend = self.backend.clone();
+        let handler: BoxFuture<'static, Handled> =
+            Box::pin(async move { backend.execute_command(params).await });
+        let (handle, registration) = AbortHandle::new_pair();
+        self.lane.insert(id.clone(), handle);
+        self.jobs.push(Job::Lane {
+            id: Some(id),
+            handler: Abortable::new(handler, registration),
+        });
+    }
+
+    fn for_service(&mut self, request: Request) {
+        match request.method() {
+            "initialize" => self.initialize = request.id().cloned(),
+            "shutdown" => self.lane_open = false,
+            _ => {}
+        }
+        self.held = Some(request);
+    }
+
+    /// Hands the held request to the service once it is ready.
+    fn poll_held(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(request) = self.held.take() else {
+            return false;
+        };
+        match self.service.poll_ready(cx) {
+            Poll::Pending => {
+                self.held = Some(request);
+                false
+            }
+            Poll::Ready(Err(_)) => {
+                // The service has exited: nothing more is read.
+                self.reading = false;
+                true
+            }
+            Poll::Ready(Ok(())) => {
+                let exit = request.method() == "exit";
+                self.jobs.push(Job::Service(self.service.call(request)));
+                if exit {
+                    self.reading = false;
+                }
+                true
+            }
+        }
+    }
+
+    /// Hands the editor's answers to the service's client.
+    fn poll_answers(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progress = false;
+        while !self.answers.is_empty() {
+            match Pin::new(&mut self.responses).poll_ready(cx) {
+                Poll::Ready(Ok(())) => {
+                    let answer = self.answers.pop_front().expect("not empty");
+                    if Pin::new(&mut self.responses).start_send(answer).is_err() {
+                        self.answers.clear();
+                    }
+                    progress = true;
+                }
+                Poll::Ready(Err(_)) => {
+                    self.answers.clear();
+                    progress = true;
+                }
+                Poll::Pending => return progress,
+            }
+        }
+        let _ = Pin::new(&mut self.responses).poll_flush(cx);
+        progress
+    }
+
+    fn finished(&mut self, reply: Reply) {
+        match reply {
+            Reply::Service(None) => {}
+            Reply::Service(Some(response)) => {
+                if self.initialize.as_ref() == Some(response.id()) {
+                    self.initialize = None;
+                    self.lane_open = response.is_ok();
+                }
+                self.output.message(&response);
+            }
+            Reply::Lane(id, handled) => {
+                self.lane.remove(&id);
+                self.output.reply(&id, &handled);
+            }
+        }
+    }
+}
+
+/// What is read of every message before deciding where it goes.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Cancel<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+}
+
+/// A request id the fast lane takes: an integer or a string.
+fn integer_or_string(raw: &RawValue) -> Option<Id> {
+    let text = raw.get();
+    match text.as_bytes().first()? {
+        b'"' => serde_json::from_str(text).ok().map(Id::String),
+        b'-' | b'0'..=b'9' => text.parse().ok().map(Id::Number),
+        _ => None,
+    }
+}
+
+enum Job {
+    Service(BoxFuture<'static, Result<Option<Response>, ExitedError>>),
+    Lane {
+        id: Option<Id>,
+        handler: Abortable<BoxFuture<'static, Handled>>,
+    },
+}
+
+enum Reply {
+    Service(Option<Response>),
+    Lane(Id, Handled),
+}
+
+impl Future for Job {
+    type Output = Reply;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        match self.get_mut() {
+            Job::Service(future) => future
+                .as_mut()
+                .poll(cx)
+                .map(|done| Reply::Service(done.ok().flatten())),
+            Job::Lane { id, handler } => {
+                let handled = std::task::ready!(Pin::new(handler).poll(cx))
+                    .unwrap_or_else(|_aborted| Err(Error::request_cancelled()));
+                Poll::Ready(Reply::Lane(id.take().unwrap_or_default(), handled))
+            }
+        }
+    }
+}
+
+/// The reply to a fast-lane request, as tower-lsp-server writes one.
+#[derive(Serialize)]
+struct LaneReply<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a Error>,
+    id: &'a Id,
+}
+
+/// The editor's input, split into message bodies by their `Content-Length` headers.
+struct Input<I> {
+    io: I,
+    buf: BytesMut,
+    /// The body length of the message whose header was read.
+    body: Option<usize>,
+}
+
+impl<I: AsyncRead + Unpin> Input<I> {
+    fn new(io: I) -> Self {
+        Self {
+            io,
+            buf: BytesMut::new(),
+            body: None,
+        }
+    }
+
+    /// The next body; an error for a header that is not LSP framing (what follows it is
+    /// skipped up to the next `Content-Length`); `None` at the end of the input.
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
+        loop {
+            if let Some(frame) = self.frame() {
+                return Poll::Ready(Some(frame));
+            }
+            if self.buf.capacity() - self.buf.len() < READ_CHUNK {
+                let want = self.body.unwrap_or(0).clamp(READ_CHUNK, 64 << 20);
+                self.buf.reserve(want);
+            }
+            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.buf) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(None),
+                Poll::Ready(Ok(_)) => {}
+                Poll::Ready(Err(e)) => {
+                    tracing::error!("reading from the editor failed: {e}");
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// A whole frame from what was read, if there is one.
+    fn frame(&mut self) -> Option<Result<Bytes, String>> {
+        loop {
+            if let Some(len) = self.body {
+                if self.buf.len() < len {
+                    return None;
+                }
+                self.body = None;
+                return Some(Ok(self.buf.split_to(len).freeze()));
+            }
+            let end = memchr::memmem::find(&self.buf, b"\r\n\r\n");
+            let end = match end {
+                Some(end) if end <= HEADER_MAX => end,
+                None if self.buf.len() <= HEADER_MAX => return None,
+                _ => {
+                    self.skip_garbage(1);
+                    return Some(Err("a header without its end".into()));
+                }
+            };
+            match content_length(&self.buf[..end]) {
+                Ok(len) => {
+                    self.buf.advance(end + 4);
+                    self.body = Some(len);
+                }
+                Err(why) => {
+                    self.skip_garbage(end + 4);
+                    return Some(Err(why));
+                }
+            }
+        }
+    }
+
+    /// Drops what was read up to the next `Content-Length` from `from` on (all of it if none).
+    fn skip_garbage(&mut self, from: usize) {
+        let from = from.min(self.buf.len());
+        let next = memchr::memmem::find(&self.buf[from..], b"Content-Length")
+            .map_or(self.buf.len(), |at| from + at);
+        self.buf.advance(next);
+    }
+}
+
+/// The `Content-Length` of a header block (without its blank line).
+fn content_length(header: &[u8]) -> Result<usize, String> {
+    let header = std::str::from_utf8(header).map_err(|_| "a header that is not text")?;
+    let mut length = None;
+    for line in header.split("\r\n") {
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(format!("a header line without a colon: {:.40}", line));
+        };
+        if name.trim().eq_ignore_ascii_case("Content-Length") {
+            let value = value.trim();
+            length = Some(
+                value
+                    .parse()
+                    .map_err(|_| format!("a Content-Length that is not a length: {value:.40}"))?,
+            );
+        }
+    }
+    length.ok_or_else(|| "a header without Content-Length".into())
+}
+
+/// The editor's output: whole frames queued, written as the editor reads.
+struct Output<O> {
+    io: O,
+    queued: Vec<u8>,
+    written: usize,
+    /// The writer has taken bytes since it was last flushed.
+    unflushed: bool,
+    /// Writing failed: what would be written is dropped.
+    gone: bool,
+    body: Vec<u8>,
+}
+
+impl<O: AsyncWrite + Unpin> Output<O> {
+    fn new(io: O) -> Self {
+        Self {
+            io,
+            queued: Vec::new(),
+            written: 0,
+            unflushed: false,
+            gone: false,
+            body: Vec::new(),
+        }
+    }
+
+    fn room(&self) -> bool {
+        self.queued.len() - self.written < OUTPUT_HIGH
+    }
+
+    fn is_empty(&self) -> bool {
+        self.gone || (self.written == self.queued.len() && !self.unflushed)
+    }
+
+    fn reply(&mut self, id: &Id, handled: &Handled) {
+        let (result, error) = match handled {
+            Ok(value) => (Some(value.as_ref().unwrap_or(&Value::Null)), None),
+            Err(error) => (None, Some(error)),
+        };
+        self.message(&LaneReply {
+            jsonrpc: "2.0",
+            result,
+            error,
+            id,
+        });
+    }
+
+    /// Queues one message as a frame.
+    fn message<T: Serialize>(&mut self, message: &T) {
+        if self.gone {
+            return;
+        }
+        self.body.clear();
+        if let Err(e) = serde_json::to_writer(&mut self.body, message) {
+            tracing::error!("failed to encode a message to the editor: {e}");
+            return;
+        }
+        use std::io::Write as _;
+        let _ = write!(self.queued, "Content-Length: {}\r\n\r\n", self.body.len());
+        self.queued.extend_from_slice(&self.body);
+        if self.body.capacity() > 1 << 20 {
+            self.body = Vec::new();
+        }
+    }
+
+    /// Writes what is queued, as far as the editor takes it: whether anything was written.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progress = false;
+        while !self.gone && self.written < self.queued.len() {
+            match Pin::new(&mut self.io).poll_write(cx, &self.queued[self.written..]) {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    self.unflushed = true;
+                    progress = true;
+                }
+                Poll::Ready(result) => {
+                    let why = result
+                        .err()
+                        .map_or("it took nothing".into(), |e| e.to_string());
+                    tracing::error!("writing to the editor failed: {why}");
+                    self.gone = true;
+                    progress = true;
+                }
+                Poll::Pending => return progress,
+            }
+        }
+        if self.written == self.queued.len() {
+            self.written = 0;
+            self.queued.clear();
+            if self.queued.capacity() > 1 << 20 {
+                self.queued = Vec::new();
+            }
+        }
+        if self.unflushed && !self.gone {
+            match Pin::new(&mut self.io).poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.unflushed = false,
+                Poll::Ready(Err(e)) => {
+                    tracing::error!("writing to the editor failed: {e}");
+                    self.gone = true;
+                }
+                Poll::Pending => {}
+            }
+        }
+        progress
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(input: &[u8]) -> Vec<Result<Vec<u8>, String>> {
+        let mut reader = Input::new(&input[..0]);
+        reader.buf.extend_from_slice(input);
+        std::iter::from_fn(|| reader.frame())
+            .map(|f| f.map(|b| b.to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn frames_are_split_by_their_content_length() {
+        let got = frames(b"Content-Length: 2\r\n\r\n{}content-length:3\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n[1]Content-Length: 5\r\n\r\n{\"a\"");
+        assert_eq!(got, vec![Ok(b"{}".to_vec()), Ok(b"[1]".to_vec())]);
+    }
+
+    #[test]
+    fn a_bad_header_is_an_error_and_framing_resumes_at_the_next_content_length() {
+        let got = frames(b"Content-Length: x\r\n\r\njunk junk Content-Length: 2\r\n\r\n{}");
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[0].as_ref().unwrap_err().contains("not a length"));
+        assert_eq!(got[1], Ok(b"{}".to_vec()));
+        let got = frames(b"Foo: bar\r\n\r\nContent-Length: 1\r\n\r\n1");
+        assert!(
+            got[0]
+                .as_ref()
+                .unwrap_err()
+                .contains("without Content-Length")
+        );
+        assert_eq!(got[1], Ok(b"1".to_vec()));
+    }
+
+    #[test]
+    fn a_header_that_never_ends_is_dropped() {
+        let mut junk = vec![b'x'; HEADER_MAX + 10];
+        junk.extend_from_slice(b"Content-Length: 1\r\n\r\n7");
+        let got = frames(&junk);
+        assert!(got[0].is_err());
+        assert_eq!(got[1], Ok(b"7".to_vec()));
+        assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn only_integer_and_string_ids_take_the_fast_lane() {
+        let id = |s: &str| integer_or_string(&RawValue::from_string(s.into()).unwrap());
+        assert_eq!(id("7"), Some(Id::Number(7)));
+        assert_eq!(id("-3"), Some(Id::Number(-3)));
+        assert_eq!(id(r#""a\"b""#), Some(Id::String("a\"b".into())));
+        assert_eq!(id("1.5"), None);
+        assert_eq!(id("null"), None);
+        assert_eq!(id("{}"), None);
+    }
+}
