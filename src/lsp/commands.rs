@@ -31,9 +31,10 @@ pub struct Context<'a> {
     pub reconfigure: &'a (dyn Fn() + Sync),
 }
 
-/// Each command's work is boxed: inline, the largest (forms asked step by step, sign-in) made
-/// this future some tens of KiB, copied whole at each hand-off between tower-lsp-server's layers
-/// on every call, the quickest included.
+/// Each command's work that awaits a server or a person is boxed, sized to that command: inline,
+/// the largest (forms asked step by step, sign-in) made this future some tens of KiB, and every
+/// command paid for copying it whole into its box, the quickest included (a `tools/call` future
+/// is about 10 KiB at opt-level 3, most of it rmcp's request).
 pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
     let token = params.work_done_progress_params.work_done_token.clone();
     let arg = params.arguments.unwrap_or_default().into_iter().next();
@@ -43,8 +44,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             to_value(
-                cx.manager
-                    .list_tools(args.server.as_deref())
+                Box::pin(cx.manager.list_tools(args.server.as_deref()))
                     .await
                     .map_err(to_lsp)?,
             )
@@ -89,22 +89,19 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_LIST_RESOURCES => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let rows = cx.manager.list_resources(args.server.as_deref()).await;
+            let rows = Box::pin(cx.manager.list_resources(args.server.as_deref())).await;
             to_value(rows.map_err(to_lsp)?)
         }
         contract::CMD_LIST_RESOURCE_TEMPLATES => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let rows = cx
-                .manager
-                .list_resource_templates(args.server.as_deref())
-                .await;
+            let rows = Box::pin(cx.manager.list_resource_templates(args.server.as_deref())).await;
             to_value(rows.map_err(to_lsp)?)
         }
         contract::CMD_LIST_PROMPTS => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let rows = cx.manager.list_prompts(args.server.as_deref()).await;
+            let rows = Box::pin(cx.manager.list_prompts(args.server.as_deref())).await;
             to_value(rows.map_err(to_lsp)?)
         }
         contract::CMD_READ_RESOURCE => {
@@ -117,7 +114,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
             let args: ResourceArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             let on = params.command == contract::CMD_SUBSCRIBE_RESOURCE;
-            let done = cx.manager.subscribe(&args.server, &args.uri, on).await;
+            let done = Box::pin(cx.manager.subscribe(&args.server, &args.uri, on)).await;
             done.map_err(to_lsp)?;
             serde_json::json!({"server": args.server, "uri": args.uri, "subscribed": on})
         }
@@ -133,8 +130,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
             if let Some(context) = args.context {
                 mcp["context"] = context;
             }
-            cx.manager
-                .complete(&args.server, mcp)
+            Box::pin(cx.manager.complete(&args.server, mcp))
                 .await
                 .map_err(to_lsp)?
         }
@@ -459,6 +455,42 @@ mod tests {
         assert_eq!(
             progress_report(&update(5.0, Some(4.0), None))["percentage"],
             100
+        );
+    }
+}
+
+#[cfg(test)]
+mod sizes {
+    /// Every call moves the commands' future into its box: it holds no command's work inline
+    /// (a `tools/call` is about 10 KiB, which each command paid for copying), and `relaying`
+    /// holds the call once.
+    #[test]
+    fn the_commands_future_holds_no_command_inline() {
+        let mut client = None;
+        let (service, _socket) = tower_lsp_server::LspService::new(|c| {
+            client = Some(c.clone());
+            super::super::Backend::new(c)
+        });
+        let client = client.unwrap();
+        let manager = service.inner().manager();
+        let gate = super::Gate::new(4);
+        let editor = super::Editor::new(client.clone(), Default::default());
+        let cx = super::Context {
+            client: &client,
+            manager: &manager,
+            gate: &gate,
+            editor,
+            reconfigure: &|| {},
+        };
+        let params = serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
+        let size = std::mem::size_of_val(&super::execute(&cx, params));
+        assert!(size < 1024, "{size} bytes");
+        let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, None));
+        let relayed = crate::mcp::relay::relaying(manager.call_tool("a", "b", None, None));
+        let relayed = std::mem::size_of_val(&relayed);
+        assert!(
+            relayed < call + 64,
+            "{relayed} bytes around a call of {call}"
         );
     }
 }

@@ -231,16 +231,17 @@ tokio::task_local! {
 }
 
 /// Runs `fut` with big results handed back as [`marker`]s, for a caller that writes them out
-/// with the LSP writer's splice.
-pub async fn relaying<F: Future>(fut: F) -> F::Output {
-    RELAYING.scope((), fut).await
+/// with the LSP writer's splice. (Not an `async fn`: that would hold `fut` twice over, once as
+/// its argument and once inside the scope, and the call's future is some KiB.)
+pub fn relaying<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    RELAYING.scope((), fut)
 }
 
 /// Runs `fut` with big results handed back as their stand-ins, the token still in `_meta`
 /// ([`token_of`]), for a caller that decides for each what it becomes (the gateway, which
 /// passes most through as a [`marker`] and parses the others with [`resolve`]).
-pub async fn keeping<F: Future>(fut: F) -> F::Output {
-    KEEPING.scope((), fut).await
+pub fn keeping<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    KEEPING.scope((), fut)
 }
 
 /// The token of a stand-in, taken out of its `_meta`; `None` for any other result.
