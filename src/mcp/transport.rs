@@ -494,6 +494,17 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
+/// Writes what the pipe takes of `bytes` without waiting: how much (`None` on an error, left
+/// for the awaited write to report).
+fn write_now(stdin: &mut ChildStdin, bytes: &[u8]) -> Option<usize> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match tokio::io::AsyncWrite::poll_write(std::pin::Pin::new(stdin), &mut cx, bytes) {
+        std::task::Poll::Ready(Ok(n)) => Some(n),
+        std::task::Poll::Ready(Err(_)) => None,
+        std::task::Poll::Pending => Some(0),
+    }
+}
+
 impl Transport<RoleClient> for StdioTransport {
     type Error = std::io::Error;
 
@@ -510,14 +521,32 @@ impl Transport<RoleClient> for StdioTransport {
             }
             relayed.insert(id.clone());
         }
-        async move {
-            let mut bytes = serde_json::to_vec(&item)?;
+        let bytes = serde_json::to_vec(&item).map(|mut bytes| {
             bytes.push(b'\n');
-            let mut guard = writer.lock().await;
+            bytes
+        });
+        // rmcp runs the returned future as a task of its own, after its loop's turn: the line is
+        // written now instead when no earlier message is still being written (none holds or
+        // waits for the lock) and the pipe takes it whole, a task hop sooner on every request.
+        let written = match (&bytes, writer.clone().try_lock_owned()) {
+            (Ok(bytes), Ok(mut guard)) => match guard.as_mut() {
+                Some(stdin) => write_now(stdin, bytes).map(|n| (n, guard)),
+                None => None,
+            },
+            _ => None,
+        };
+        async move {
+            let bytes = bytes?;
+            let (done, mut guard) = match written {
+                Some((done, guard)) => (done, guard),
+                None => (0, writer.lock_owned().await),
+            };
             let stdin = guard.as_mut().ok_or_else(|| {
                 std::io::Error::new(std::io::ErrorKind::NotConnected, "server stdin is closed")
             })?;
-            stdin.write_all(&bytes).await?;
+            if done < bytes.len() {
+                stdin.write_all(&bytes[done..]).await?;
+            }
             stdin.flush().await
         }
     }
@@ -973,5 +1002,54 @@ mod tests {
             })).unwrap();
             proptest::prop_assert!(matches!(parse_line(&line), Line::Message(_)));
         }
+    }
+}
+
+#[cfg(test)]
+mod send_tests {
+    use super::*;
+    use rmcp::model::{CallToolRequestParams, ClientRequest};
+
+    /// Lines written at once (when the pipe takes them) and lines left to their task (the
+    /// pipe full, or an earlier line still being written) reach the server whole and in order.
+    #[tokio::test(flavor = "current_thread")]
+    async fn lines_written_at_once_or_later_arrive_whole_and_in_order() {
+        let mut child = tokio::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut transport = StdioTransport::new("t", stdin, stdout, 8 << 20, Default::default());
+        // Over a pipe's 64 KiB for some, so the first write is cut short.
+        let sizes = [10, 200_000, 10, 10, 150_000, 10];
+        let mut sends = Vec::new();
+        for (i, size) in sizes.iter().enumerate() {
+            let mut params = CallToolRequestParams::new("x".repeat(*size));
+            params.arguments = None;
+            let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
+            let id = RequestId::Number(i as i64);
+            sends.push(transport.send(JsonRpcMessage::request(request, id)));
+        }
+        // rmcp spawns each send as a task of its own, in order.
+        let tasks: Vec<_> = sends.into_iter().map(tokio::spawn).collect();
+        let mut seen = Vec::new();
+        while seen.len() < sizes.len() {
+            let line = transport.reader.next().await.unwrap().unwrap();
+            let message: Value = serde_json::from_slice(&line).unwrap();
+            let name = message["params"]["name"].as_str().unwrap().len();
+            seen.push((message["id"].clone(), name));
+        }
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        let expected: Vec<_> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, size)| (json!(i), *size))
+            .collect();
+        assert_eq!(seen, expected);
     }
 }
