@@ -673,6 +673,43 @@ mod tests {
         assert_eq!(got.len(), 2);
     }
 
+    proptest::proptest! {
+        /// However the stream is cut into reads, the frames are the bodies written, in order,
+        /// with the headers editors send (an extra `Content-Type`, any case of the name).
+        #[test]
+        fn frames_do_not_depend_on_how_the_stream_is_cut(
+            bodies in proptest::collection::vec("[ -~é\r\n]{0,60}", 1..8),
+            typed in proptest::collection::vec(proptest::bool::ANY, 8),
+            cuts in proptest::collection::vec(0usize..400, 0..12),
+        ) {
+            let mut stream = Vec::new();
+            for (i, body) in bodies.iter().enumerate() {
+                let name = if typed[i] { "content-length" } else { "Content-Length" };
+                stream.extend_from_slice(format!("{name}: {}\r\n", body.len()).as_bytes());
+                if typed[i] {
+                    stream.extend_from_slice(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n");
+                }
+                stream.extend_from_slice(b"\r\n");
+                stream.extend_from_slice(body.as_bytes());
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(stream.len())).collect();
+            cuts.push(stream.len());
+            cuts.sort();
+            let mut reader = Input::new(&b""[..]);
+            let mut got = Vec::new();
+            let mut from = 0;
+            for cut in cuts {
+                reader.buf.extend_from_slice(&stream[from..cut]);
+                from = cut;
+                while let Some(frame) = reader.frame() {
+                    got.push(String::from_utf8(frame.unwrap().to_vec()).unwrap());
+                }
+            }
+            proptest::prop_assert_eq!(got, bodies);
+            proptest::prop_assert!(reader.buf.is_empty());
+        }
+    }
+
     #[test]
     fn only_integer_and_string_ids_take_the_fast_lane() {
         let id = |s: &str| integer_or_string(&RawValue::from_string(s.into()).unwrap());
