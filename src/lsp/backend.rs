@@ -332,8 +332,9 @@ impl Backend {
 
 #[cfg(test)]
 mod tests {
-    /// tower-lsp-server boxes and moves each handler's future whole, on every request: the
-    /// command handler's stays small (the commands' own future is boxed once inside it).
+    /// The serve loop boxes the command handler's future on every request (and tower-lsp-server
+    /// does for the commands it is handed): it stays small, the commands' own future boxed once
+    /// inside it.
     #[test]
     fn the_command_handlers_future_stays_small() {
         let (service, _socket) = tower_lsp_server::LspService::new(super::Backend::new);

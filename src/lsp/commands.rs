@@ -457,10 +457,7 @@ mod tests {
             100
         );
     }
-}
 
-#[cfg(test)]
-mod sizes {
     /// Every call moves the commands' future into its box: it holds no command's work inline
     /// (a `tools/call` is about 10 KiB, which each command paid for copying), and `relaying`
     /// holds the call once.
