@@ -459,8 +459,8 @@ mod tests {
     }
 
     /// Every call moves the commands' future into its box: it holds no command's work inline
-    /// (a `tools/call` is about 10 KiB, which each command paid for copying), and `relaying`
-    /// holds the call once.
+    /// (a `tools/call` was about 10 KiB, which each command paid for copying), `relaying`
+    /// holds the call once, and the call itself holds only its common path (under 2 KiB).
     #[test]
     fn the_commands_future_holds_no_command_inline() {
         let mut client = None;
@@ -483,6 +483,9 @@ mod tests {
         let size = std::mem::size_of_val(&super::execute(&cx, params));
         assert!(size < 1024, "{size} bytes");
         let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, None));
+        // The call's own future holds only the common path: a legacy stdio call past rmcp's
+        // peer (`mcp/direct.rs`); rmcp's request, URL steps and input rounds are boxed.
+        assert!(call < 4096, "the call's future is {call} bytes");
         let relayed = crate::mcp::relay::relaying(manager.call_tool("a", "b", None, None));
         let relayed = std::mem::size_of_val(&relayed);
         assert!(

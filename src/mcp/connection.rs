@@ -18,6 +18,7 @@ use rmcp::service::{
 use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
+use super::direct::{self, Direct};
 use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, HumanClock, ProgressFn};
 use super::http;
@@ -51,6 +52,8 @@ pub struct Connection {
     timeout: Duration,
     /// A 2026-07-28 server's `subscriptions/listen` stream (`listen.rs`).
     listener: Option<super::listen::Listener>,
+    /// A legacy stdio session's calls made past rmcp's peer (`direct.rs`).
+    direct: Option<Arc<Direct>>,
 }
 
 /// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
@@ -98,7 +101,7 @@ pub async fn connect(
                 },
                 diag.clone(),
             )?;
-            return handshake(spec, host, transport, None, diag, Some(auth)).await;
+            return handshake(spec, host, transport, None, None, diag, Some(auth)).await;
         }
     };
     let spawned = process::spawn(&spec.name, command, args, env, cwd.as_ref(), diag.clone())?;
@@ -109,15 +112,19 @@ pub async fn connect(
         max_message_bytes,
         diag.clone(),
     );
-    handshake(spec, host, transport, Some(spawned.process), diag, None).await
+    let direct = Some(transport.direct());
+    let process = Some(spawned.process);
+    handshake(spec, host, transport, process, direct, diag, None).await
 }
 
-/// The handshake, the same over every transport; `process` is the stdio server's, if any.
+/// The handshake, the same over every transport; `process` is the stdio server's, if any, and
+/// `direct` its transport's calls past rmcp (used on a legacy session only: see `direct.rs`).
 async fn handshake<T, E, A>(
     spec: &ServerSpec,
     host: Arc<Host>,
     transport: T,
     mut process: Option<ServerProcess>,
+    direct: Option<Arc<Direct>>,
     diag: Arc<Diagnostics>,
     auth: Option<Arc<crate::auth::status::Status>>,
 ) -> Result<Started, String>
@@ -205,6 +212,7 @@ where
         tools,
         diag,
         timeout: spec.timeout,
+        direct: direct.filter(|_| !modern),
     });
     Ok(Started {
         connection,
@@ -446,7 +454,7 @@ impl Connection {
         // before any `tools/list` would go without them.
         if self.modern
             && self.cached_tool_count() == 0
-            && let Err(e) = self.tools().await
+            && let Err(e) = Box::pin(self.tools()).await
         {
             tracing::debug!(server = %self.server, "listing tools before the first call failed: {e}");
         }
@@ -494,7 +502,18 @@ impl Connection {
         let _open = self.handler.calls.enter(asker.agent.clone());
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
-            let result = match self.send(params.clone().request(), progress.clone()).await {
+            let answered = match &self.direct {
+                Some(direct) => {
+                    self.send_direct(direct, &mut params, progress.clone())
+                        .await
+                }
+                // Boxed, as the rarer paths below: the call's future, copied into a box for every
+                // call, holds only what the common one needs (see `the_commands_future_holds_no_command_inline`).
+                None => Box::pin(self.send(params.clone().request(), progress.clone()))
+                    .await
+                    .and_then(|result| self.answered::<P>(result)),
+            };
+            let required = match answered {
                 // 2025-11-25 URLElicitationRequiredError: the person visits the URLs, then the
                 // request is retried only if they say so (or the server says the step finished).
                 Err(CallError::Server {
@@ -504,7 +523,7 @@ impl Connection {
                     ..
                 }) if !self.modern && url_retries < 3 => {
                     url_retries += 1;
-                    if self.handler.url_required(&data, &asker).await {
+                    if Box::pin(self.handler.url_required(&data, &asker)).await {
                         continue;
                     }
                     return Err(CallError::Refused(format!(
@@ -512,21 +531,12 @@ impl Connection {
                         self.server
                     )));
                 }
-                other => other?,
-            };
-            let required = match result {
-                ServerResult::InputRequiredResult(required) => required,
-                other => {
-                    return match P::finished(other) {
-                        // A big answer relayed as sent comes as a stand-in (see `relay`).
-                        Some(result) => result
-                            .map_err(|e| e.to_string())
-                            .and_then(super::relay::finish)
-                            .map_err(|e| self.protocol(e)),
-                        None => Err(self
-                            .protocol(format!("answered {} with an unexpected result", P::METHOD))),
-                    };
+                // A big answer relayed as sent comes as a stand-in (see `relay`).
+                Ok(Answered::Final(result)) => {
+                    return super::relay::finish(result).map_err(|e| self.protocol(e));
                 }
+                Ok(Answered::Required(required)) => required,
+                Err(e) => return Err(e),
             };
             if !self.modern {
                 return Err(
@@ -541,9 +551,7 @@ impl Connection {
             }
             let mut responses = InputResponses::new();
             for (key, request) in requests {
-                let answer = self
-                    .handler
-                    .answer_input(&key, request, &asker)
+                let answer = Box::pin(self.handler.answer_input(&key, request, &asker))
                     .await
                     .map_err(CallError::Refused)?;
                 responses.insert(key, answer);
@@ -558,6 +566,67 @@ impl Connection {
         )))
     }
 
+    /// What rmcp's typed answer to `P`'s request is.
+    fn answered<P: Exchange>(&self, result: ServerResult) -> Result<Answered, CallError> {
+        match result {
+            ServerResult::InputRequiredResult(required) => Ok(Answered::Required(required)),
+            other => match P::finished(other) {
+                Some(result) => result
+                    .map(Answered::Final)
+                    .map_err(|e| self.protocol(e.to_string())),
+                None => {
+                    Err(self.protocol(format!("answered {} with an unexpected result", P::METHOD)))
+                }
+            },
+        }
+    }
+
+    /// [`Connection::send`] past rmcp's peer, on a legacy stdio session (see `direct.rs`): the
+    /// same progress, timeout and cancellation, and the answer judged as rmcp's types judge it.
+    async fn send_direct<P: Exchange>(
+        &self,
+        direct: &Arc<Direct>,
+        params: &mut P,
+        progress: Option<ProgressFn>,
+    ) -> Result<Answered, CallError> {
+        let id = direct.next_id();
+        let mut guard = CancelGuard {
+            via: Via::Direct(direct.clone()),
+            id: None,
+            host: self.handler.host.clone(),
+            progress_key: None,
+        };
+        if let Some(sink) = progress {
+            let token = rmcp::model::ProgressToken(id.clone());
+            params.set_meta(RequestMetaObject::with_progress_token(token.clone()));
+            let key = progress_key(&token);
+            self.handler.host.register_progress(key.clone(), sink);
+            guard.progress_key = Some(key);
+        }
+        let closed = || self.service_error(ServiceError::TransportClosed);
+        let answer = direct.send(&id, P::METHOD, params).ok_or_else(closed)?;
+        guard.id = Some(id);
+        let outcome =
+            within_server_time(&self.handler.host.clock(&self.server), self.timeout, answer)
+                .await
+                .ok_or_else(|| self.timeout_error())?;
+        guard.id = None;
+        match outcome.map_err(|_| closed())? {
+            Ok(result)
+                if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
+            {
+                Err(self.protocol("sent input_required on a legacy (initialize) session".into()))
+            }
+            Ok(result) => match direct::final_result::<P::Result>(result) {
+                Some(result) => Ok(Answered::Final(result)),
+                None => {
+                    Err(self.protocol(format!("answered {} with an unexpected result", P::METHOD)))
+                }
+            },
+            Err(error) => Err(self.service_error(ServiceError::McpError(error))),
+        }
+    }
+
     /// One request: progress routed to `progress`, a timeout on the server's own time, and
     /// `notifications/cancelled` if the caller gives up (drops this future) first.
     async fn send(
@@ -570,17 +639,17 @@ impl Connection {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.service_error(e))?;
-        let guard = CancelGuard {
-            peer: self.peer.clone(),
+        let mut guard = CancelGuard {
+            via: Via::Peer(self.peer.clone()),
             id: Some(handle.id.clone()),
             host: self.handler.host.clone(),
-            progress_key: progress_key(&handle.progress_token),
+            progress_key: None,
         };
         let reports_progress = progress.is_some();
         if let Some(sink) = progress {
-            self.handler
-                .host
-                .register_progress(guard.progress_key.clone(), sink);
+            let key = progress_key(&handle.progress_token);
+            self.handler.host.register_progress(key.clone(), sink);
+            guard.progress_key = Some(key);
         }
         let outcome = within_server_time(
             &self.handler.host.clock(&self.server),
@@ -588,7 +657,6 @@ impl Connection {
             handle.await_response(),
         )
         .await;
-        let mut guard = guard;
         match outcome {
             Some(result) => {
                 guard.id = None;
@@ -657,26 +725,44 @@ impl Connection {
 /// Sends `notifications/cancelled` for a request whose caller stopped waiting, and always
 /// unregisters its progress sink.
 struct CancelGuard {
-    peer: Peer<RoleClient>,
+    via: Via,
+    /// The request, while it waits for its answer.
     id: Option<RequestId>,
     host: Arc<Host>,
-    progress_key: String,
+    progress_key: Option<String>,
 }
+
+/// How a request was sent, and so how it is cancelled.
+enum Via {
+    Peer(Peer<RoleClient>),
+    Direct(Arc<Direct>),
+}
+
+const CANCELLED: &str = "cancelled by the editor";
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
-        self.host.unregister_progress(&self.progress_key);
-        if let Some(id) = self.id.take() {
-            let peer = self.peer.clone();
-            tokio::spawn(async move {
-                let params = CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the editor".into()),
-                );
-                let _ = peer.notify_cancelled(params).await;
-            });
+        if let Some(key) = &self.progress_key {
+            self.host.unregister_progress(key);
+        }
+        let Some(id) = self.id.take() else { return };
+        match &self.via {
+            Via::Direct(direct) => direct.cancel(&id, CANCELLED),
+            Via::Peer(peer) => {
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    let params = CancelledNotificationParam::new(Some(id), Some(CANCELLED.into()));
+                    let _ = peer.notify_cancelled(params).await;
+                });
+            }
         }
     }
+}
+
+/// A request's answer: final, as JSON, or a 2026-07-28 `input_required` round.
+enum Answered {
+    Final(Value),
+    Required(rmcp::model::InputRequiredResult),
 }
 
 /// Awaits `fut` for at most `timeout` of the server's own time: time a person spends answering
@@ -711,8 +797,10 @@ async fn within_server_time<T>(
 
 /// A request that a 2026-07-28 server may answer with `input_required`, sent again with the
 /// answers (`tools/call`, `prompts/get`, `resources/read`).
-trait Exchange: Clone {
+trait Exchange: Clone + serde::Serialize {
     const METHOD: &'static str;
+    /// The final result's type.
+    type Result: serde::de::DeserializeOwned + serde::Serialize;
     fn request(self) -> ClientRequest;
     fn set_meta(&mut self, meta: RequestMetaObject);
     fn retry_with(&mut self, responses: Option<InputResponses>, state: Option<String>);
@@ -724,6 +812,7 @@ macro_rules! exchange {
     ($params:ty, $request:ident, $result:ident, $method:literal) => {
         impl Exchange for $params {
             const METHOD: &'static str = $method;
+            type Result = rmcp::model::$result;
             fn request(self) -> ClientRequest {
                 ClientRequest::$request($request::new(self))
             }

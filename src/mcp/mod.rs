@@ -5,6 +5,7 @@
 #![allow(deprecated)]
 
 mod connection;
+mod direct;
 mod flood;
 mod handler;
 mod host;

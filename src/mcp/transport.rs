@@ -19,6 +19,7 @@ use tokio_util::codec::{AnyDelimiterCodecError, Decoder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::direct::Direct;
 use super::flood;
 use super::process::Diagnostics;
 use super::raw;
@@ -36,7 +37,7 @@ type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
 
 pub struct StdioTransport {
     server: Arc<str>,
-    writer: Arc<Mutex<Option<ChildStdin>>>,
+    writer: Writer,
     reader: LineReader,
     max_bytes: usize,
     diag: Arc<Diagnostics>,
@@ -46,6 +47,8 @@ pub struct StdioTransport {
     junk: flood::Window,
     /// Pending `tools/call`, `resources/read` and `prompts/get` requests.
     relayed: Relayed,
+    /// The same requests made past rmcp, answered from here.
+    direct: Arc<Direct>,
 }
 
 /// The server's stdout split into lines ([`LineCodec`]), in a buffer that is reused for the
@@ -153,9 +156,11 @@ impl StdioTransport {
         diag: Arc<Diagnostics>,
     ) -> Self {
         let codec = LineCodec::new(max_bytes);
+        let writer: Writer = Arc::new(Mutex::new(Some(stdin)));
         Self {
             server: server.into(),
-            writer: Arc::new(Mutex::new(Some(stdin))),
+            direct: Direct::new(writer.clone()),
+            writer,
             reader: LineReader::new(stdout, codec),
             max_bytes,
             diag,
@@ -165,11 +170,23 @@ impl StdioTransport {
         }
     }
 
+    /// The requests made past rmcp on this connection ([`Direct`]).
+    pub fn direct(&self) -> Arc<Direct> {
+        self.direct.clone()
+    }
+
     /// Acts on one parsed line; a message is queued for [`Transport::receive`].
     fn handle(&mut self, line: Line) {
         if let Line::Message(message) = &line {
             self.settled(message);
         }
+        let line = match line {
+            Line::Message(message) => match self.direct_answer(*message) {
+                Some(message) => Line::Message(Box::new(message)),
+                None => return,
+            },
+            other => other,
+        };
         match line {
             Line::Message(message) if self.diag.deliver_progress(&message) => {}
             Line::Message(message) => self.queued.push_back(*message),
@@ -190,14 +207,11 @@ impl StdioTransport {
             }
             Line::Refuse(reply) => {
                 tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
-                let writer = self.writer.clone();
+                let mut bytes = reply.to_string().into_bytes();
+                bytes.push(b'\n');
+                let written = write_line(&self.writer, bytes);
                 tokio::spawn(async move {
-                    let mut bytes = reply.to_string().into_bytes();
-                    bytes.push(b'\n');
-                    if let Some(stdin) = writer.lock().await.as_mut() {
-                        let _ = stdin.write_all(&bytes).await;
-                        let _ = stdin.flush().await;
-                    }
+                    let _ = written.await;
                 });
             }
         }
@@ -320,9 +334,12 @@ impl StdioTransport {
         }
     }
 
-    /// A big answer to a pending relayed request, as the stand-in rmcp gets ([`relay`]).
-    fn relay(&self, line: &bytes::Bytes) -> Option<Line> {
-        if line.len() < relay::RELAY_MIN_BYTES || self.relayed.lock().is_empty() {
+    /// A big answer to a pending relayed request (rmcp's or one made past it), as the small
+    /// stand-in line its caller gets instead ([`relay`]).
+    fn relay(&self, line: &bytes::Bytes) -> Option<Vec<u8>> {
+        if line.len() < relay::RELAY_MIN_BYTES
+            || (self.relayed.lock().is_empty() && !self.direct.waiting())
+        {
             return None;
         }
         let text = self.reader.codec.checked().then(|| {
@@ -331,10 +348,87 @@ impl StdioTransport {
             unsafe { std::str::from_utf8_unchecked(line) }
         });
         let small = relay::stand_in(line, text, |id| {
-            serde_json::from_str::<RequestId>(id).is_ok_and(|id| self.relayed.lock().contains(&id))
+            serde_json::from_str::<RequestId>(id)
+                .is_ok_and(|id| self.direct.is_pending(&id) || self.relayed.lock().contains(&id))
         })?;
         tracing::debug!(server = %self.server, "relaying a {} byte answer as sent", line.len());
-        Some(parse_line(&small))
+        Some(small)
+    }
+
+    /// One line (or a batch's member): an answer to a call made past rmcp goes to that call,
+    /// anything else to rmcp.
+    fn take_line(&mut self, line: &[u8]) {
+        if self.direct.waiting() && self.answer_direct(line) {
+            return;
+        }
+        let parsed = if self.relayed.lock().is_empty() {
+            parse_line(line)
+        } else {
+            pass_through(line, &self.relayed).unwrap_or_else(|| parse_line(line))
+        };
+        self.handle(parsed);
+    }
+
+    /// A line in the usual shape of an answer (`jsonrpc`, `id`, and a `result` object or an
+    /// `error`) to a call made past rmcp, handed to that call: true when it was. Anything
+    /// else, including an answer to such a call that is not in that shape, is left for rmcp's
+    /// parse, whose answer [`StdioTransport::direct_answer`] hands over the same way.
+    fn answer_direct(&self, line: &[u8]) -> bool {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Reply {
+            #[allow(dead_code)]
+            jsonrpc: rmcp::model::JsonRpcVersion2_0,
+            id: RequestId,
+            #[serde(default)]
+            result: Option<serde_json::Map<String, Value>>,
+            #[serde(default)]
+            error: Option<rmcp::model::ErrorData>,
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(reply) = serde_json::from_slice::<Reply>(line) else {
+            return false;
+        };
+        let answer = match (reply.result, reply.error) {
+            (Some(result), None) => Ok(Value::Object(result)),
+            (None, Some(error)) => Err(error),
+            _ => return false,
+        };
+        self.direct.deliver(&reply.id, answer)
+    }
+
+    /// A message rmcp's parse made of a line that answers a call made past rmcp: handed to
+    /// that call (`None`). Any other message is given back.
+    fn direct_answer(
+        &self,
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        match message {
+            JsonRpcMessage::Response(r) if self.direct.is_pending(&r.id) => {
+                let answer = serde_json::to_value(&r.result).map_err(|e| {
+                    rmcp::model::ErrorData::internal_error(
+                        format!("the server's answer could not be read: {e}"),
+                        None,
+                    )
+                });
+                self.direct.deliver(&r.id, answer);
+                None
+            }
+            JsonRpcMessage::Error(e) => match e.id.clone() {
+                Some(id) if self.direct.is_pending(&id) => {
+                    self.direct.deliver(&id, Err(e.error));
+                    None
+                }
+                _ => Some(JsonRpcMessage::Error(e)),
+            },
+            other => Some(other),
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.direct.close();
     }
 }
 
@@ -374,7 +468,7 @@ fn pass_through(
 /// A final result whose members are as a tool result, a resource read or a prompt must have
 /// them: `content` a list of blocks with a `type`, `contents` a list with a `uri` each,
 /// `messages` a list of objects; no `resultType` other than `complete`.
-fn plain_result(result: &serde_json::Map<String, Value>) -> bool {
+pub(super) fn plain_result(result: &serde_json::Map<String, Value>) -> bool {
     let list_of = |key: &str, has: &dyn Fn(&serde_json::Map<String, Value>) -> bool| {
         result.get(key).is_none_or(|v| {
             v.as_array()
@@ -494,6 +588,40 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
+/// The server's stdin, shared by rmcp's writes, [`Direct`](super::direct)'s and the refusals.
+pub type Writer = Arc<Mutex<Option<ChildStdin>>>;
+
+/// Writes `line` to the server's stdin in order with every other line. It is written at once
+/// when no earlier line holds or waits for the lock and the pipe takes it; else, or for the
+/// rest of it, by the returned future, which holds the lock until the line is written whole
+/// (so it must run to its end: a caller spawns it, as rmcp does).
+pub fn write_line(
+    writer: &Writer,
+    line: Vec<u8>,
+) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+    let writer = writer.clone();
+    let written = match writer.clone().try_lock_owned() {
+        Ok(mut guard) => match guard.as_mut() {
+            Some(stdin) => write_now(stdin, &line).map(|n| (n, guard)),
+            None => None,
+        },
+        Err(_) => None,
+    };
+    async move {
+        let (done, mut guard) = match written {
+            Some((done, guard)) => (done, guard),
+            None => (0, writer.lock_owned().await),
+        };
+        let stdin = guard.as_mut().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotConnected, "server stdin is closed")
+        })?;
+        if done < line.len() {
+            stdin.write_all(&line[done..]).await?;
+        }
+        stdin.flush().await
+    }
+}
+
 /// Writes what the pipe takes of `bytes` without waiting: how much (`None` on an error, left
 /// for the awaited write to report).
 fn write_now(stdin: &mut ChildStdin, bytes: &[u8]) -> Option<usize> {
@@ -512,7 +640,6 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let writer = self.writer.clone();
         if let Some(id) = relays(&item) {
             let mut relayed = self.relayed.lock();
             // Ids of requests the server never answered are forgotten in bulk, now and then.
@@ -521,34 +648,13 @@ impl Transport<RoleClient> for StdioTransport {
             }
             relayed.insert(id.clone());
         }
-        let bytes = serde_json::to_vec(&item).map(|mut bytes| {
-            bytes.push(b'\n');
-            bytes
-        });
         // rmcp runs the returned future as a task of its own, after its loop's turn: the line is
-        // written now instead when no earlier message is still being written (none holds or
-        // waits for the lock) and the pipe takes it whole, a task hop sooner on every request.
-        let written = match (&bytes, writer.clone().try_lock_owned()) {
-            (Ok(bytes), Ok(mut guard)) => match guard.as_mut() {
-                Some(stdin) => write_now(stdin, bytes).map(|n| (n, guard)),
-                None => None,
-            },
-            _ => None,
-        };
-        async move {
-            let bytes = bytes?;
-            let (done, mut guard) = match written {
-                Some((done, guard)) => (done, guard),
-                None => (0, writer.lock_owned().await),
-            };
-            let stdin = guard.as_mut().ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::NotConnected, "server stdin is closed")
-            })?;
-            if done < bytes.len() {
-                stdin.write_all(&bytes[done..]).await?;
-            }
-            stdin.flush().await
-        }
+        // written now instead when it can be ([`write_line`]), a task hop sooner on every request.
+        let write = serde_json::to_vec(&item).map(|mut bytes| {
+            bytes.push(b'\n');
+            write_line(&self.writer, bytes)
+        });
+        async move { write?.await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -561,25 +667,24 @@ impl Transport<RoleClient> for StdioTransport {
             if let Some(message) = self.queued.pop_front() {
                 return Some(message);
             }
-            match self.reader.next().await? {
+            let Some(next) = self.reader.next().await else {
+                self.direct.close();
+                return None;
+            };
+            match next {
                 Ok(line) => {
                     if let Some(stand_in) = self.relay(&line) {
-                        self.handle(stand_in);
+                        self.take_line(&stand_in);
                         continue;
                     }
                     match split_batch(&line) {
                         Some(members) => {
                             tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
                             for member in members {
-                                self.handle(parse_line(&member));
+                                self.take_line(&member);
                             }
                         }
-                        None if !self.relayed.lock().is_empty() => {
-                            let line = pass_through(&line, &self.relayed)
-                                .unwrap_or_else(|| parse_line(&line));
-                            self.handle(line);
-                        }
-                        None => self.handle(parse_line(&line)),
+                        None => self.take_line(&line),
                     }
                 }
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
@@ -589,10 +694,12 @@ impl Transport<RoleClient> for StdioTransport {
                     );
                     tracing::error!(server = %self.server, "{reason}");
                     self.diag.set_fatal(reason);
+                    self.direct.close();
                     return None;
                 }
                 Err(AnyDelimiterCodecError::Io(e)) => {
                     tracing::warn!(server = %self.server, "reading from the server failed: {e}");
+                    self.direct.close();
                     return None;
                 }
             }
@@ -600,6 +707,7 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        self.direct.close();
         if let Some(mut stdin) = self.writer.lock().await.take() {
             let _ = stdin.shutdown().await;
         }
@@ -1005,6 +1113,21 @@ mod tests {
     }
 }
 
+/// A transport over a child's stdin and stdout (the transport's tests).
+#[cfg(test)]
+fn over(command: &mut tokio::process::Command) -> (tokio::process::Child, StdioTransport) {
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let transport = StdioTransport::new("t", stdin, stdout, 8 << 20, Default::default());
+    (child, transport)
+}
+
 #[cfg(test)]
 mod send_tests {
     use super::*;
@@ -1014,15 +1137,7 @@ mod send_tests {
     /// pipe full, or an earlier line still being written) reach the server whole and in order.
     #[tokio::test(flavor = "current_thread")]
     async fn lines_written_at_once_or_later_arrive_whole_and_in_order() {
-        let mut child = tokio::process::Command::new("cat")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut transport = StdioTransport::new("t", stdin, stdout, 8 << 20, Default::default());
+        let (_child, mut transport) = over(&mut tokio::process::Command::new("cat"));
         // Over a pipe's 64 KiB for some, so the first write is cut short.
         let sizes = [10, 200_000, 10, 10, 150_000, 10];
         let mut sends = Vec::new();
@@ -1051,5 +1166,112 @@ mod send_tests {
             .map(|(i, size)| (json!(i), *size))
             .collect();
         assert_eq!(seen, expected);
+    }
+}
+
+#[cfg(test)]
+mod direct_tests {
+    use super::*;
+    use crate::mcp::direct;
+    use rmcp::model::CallToolRequestParams;
+
+    /// A server that answers four calls made past rmcp in every shape (the usual one, one
+    /// only rmcp's parse reads, one that cannot be read), with a notification and an answer
+    /// to one of rmcp's requests between them; then takes a cancellation and exits.
+    const SERVER: &str = r#"
+IFS= read -r a; printf '%s\n' "$a" > "$0/a"
+echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
+echo '{"jsonrpc":"2.0","id":4294967296,"result":{"content":[{"type":"text","text":"ok"}]}}'
+echo '{"jsonrpc":"2.0","id":3,"result":{}}'
+IFS= read -r b
+echo '{"jsonrpc":"2.0","id":4294967297,"result":{"content":[]},"x-extra":1}'
+IFS= read -r c
+printf '{"jsonrpc":"2.0","id":4294967298,"result":{"a":"\377"}}\n'
+IFS= read -r d
+IFS= read -r cancel; printf '%s\n' "$cancel" > "$0/cancel"
+IFS= read -r e
+"#;
+
+    /// A guard against a hang (an answer that never comes fails the test instead).
+    trait Within: Future + Sized {
+        async fn within(self) -> Self::Output {
+            tokio::time::timeout(std::time::Duration::from_secs(20), self)
+                .await
+                .expect("no answer within 20 s")
+        }
+    }
+    impl<F: Future> Within for F {}
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn calls_past_rmcp_are_answered_from_the_transport_and_fail_when_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sh = tokio::process::Command::new("sh");
+        let (_child, mut transport) = over(sh.arg("-c").arg(SERVER).arg(dir.path()));
+        let direct = transport.direct();
+        let (to_rmcp, mut rmcp) = tokio::sync::mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            while let Some(message) = transport.receive().await {
+                to_rmcp.send(message).unwrap();
+            }
+        });
+        let call = |name: &str| {
+            let id = direct.next_id();
+            let params = CallToolRequestParams::new(name.to_string());
+            let answer = direct.send(&id, "tools/call", &params).unwrap();
+            (id, answer)
+        };
+
+        let (id, answer) = call("first");
+        assert_eq!(id, RequestId::Number(direct::FIRST_ID));
+        let answer = answer.within().await.unwrap().unwrap();
+        assert_eq!(answer["content"][0]["text"], "ok");
+        let written = std::fs::read_to_string(dir.path().join("a")).unwrap();
+        assert_eq!(
+            written.trim_end(),
+            r#"{"jsonrpc":"2.0","id":4294967296,"method":"tools/call","params":{"name":"first"}}"#
+        );
+        // What was not an answer to a call made here went to rmcp, in order.
+        let first = rmcp.recv().within().await.unwrap();
+        assert!(
+            matches!(first, JsonRpcMessage::Notification(_)),
+            "{first:?}"
+        );
+        let second = rmcp.recv().within().await.unwrap();
+        assert!(
+            matches!(&second, JsonRpcMessage::Response(r) if r.id == RequestId::Number(3)),
+            "{second:?}"
+        );
+        assert!(!direct.is_pending(&id) && !direct.waiting());
+
+        // An answer in a shape only rmcp's parse reads still reaches its call.
+        let answer = call("second").1.within().await.unwrap().unwrap();
+        assert_eq!(answer["content"], serde_json::json!([]));
+        // One that cannot be read becomes an error for its call, not a lost answer.
+        let error = call("third").1.within().await.unwrap().unwrap_err();
+        assert_eq!(error.code.0, -32603, "{error:?}");
+
+        // A call given up is forgotten and the server told.
+        let (id, answer) = call("fourth");
+        direct.cancel(&id, "cancelled by the editor");
+        assert!(!direct.is_pending(&id));
+        assert!(
+            answer.within().await.is_err(),
+            "nobody answers a cancelled call"
+        );
+        // The last call waits until the server exits, and then fails at once.
+        let (_, last) = call("fifth");
+        assert!(last.within().await.is_err());
+        let cancelled = std::fs::read_to_string(dir.path().join("cancel")).unwrap();
+        let cancelled: Value = serde_json::from_str(&cancelled).unwrap();
+        assert_eq!(cancelled["method"], "notifications/cancelled");
+        assert_eq!(cancelled["params"]["requestId"], 4294967299_i64);
+        reader.await.unwrap();
+        assert!(rmcp.recv().await.is_none(), "nothing more went to rmcp");
+        let id = direct.next_id();
+        let params = CallToolRequestParams::new("late".to_string());
+        assert!(
+            direct.send(&id, "tools/call", &params).is_none(),
+            "refused once closed"
+        );
     }
 }

@@ -665,10 +665,16 @@ async fn a_cancelled_agent_call_cancels_the_downstream_call() {
         assert_eq!(out[0]["progress"][0]["message"], "started", "{out:?}");
         // The server itself says it was told.
         let logged = wait_log(&editor, mark, "cancelled request").await;
-        assert!(
-            logged["message"].as_str().unwrap().contains("[slow]"),
-            "{logged}"
-        );
+        let text = logged["message"].as_str().unwrap();
+        assert!(text.contains("[slow]"), "{logged}");
+        // The call went past rmcp's peer (`mcp/direct.rs`): its ids start at 2^32.
+        let id: i64 = text
+            .split("cancelled request ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|id| id.parse().ok())
+            .unwrap_or_else(|| panic!("no request id in {text}"));
+        assert!(id >= 1 << 32, "{text}");
     }
 }
 
