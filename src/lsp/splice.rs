@@ -266,7 +266,7 @@ mod tests {
         let line = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
         let small = relay::stand_in(&line, None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
-        let token = v["result"]["_meta"][relay::TOKEN_META].as_u64().unwrap();
+        let token = v["result"]["_meta"][relay::token_meta()].as_u64().unwrap();
         let reply = json!({"jsonrpc": "2.0", "result": relay::marker(token), "id": 5});
         (token, reply.to_string())
     }

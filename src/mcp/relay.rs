@@ -6,7 +6,7 @@
 //! as a full parse checks it). Only what the sidecar must look at is read (`resultType`: an `input_required` round
 //! goes the usual way; `isError`, `_meta` and the small members are kept as they are). The
 //! result's bytes go to a side table keyed by a token, and rmcp gets a small stand-in (the big
-//! members emptied, the token in `_meta` under [`TOKEN_META`]), so its types, the response
+//! members emptied, the token in `_meta` under [`token_meta`]), so its types, the response
 //! routing, timeouts and cancellation all work as for any answer.
 //!
 //! [`Connection::exchange`](super::connection) finds the token in the final result. Inside
@@ -38,8 +38,14 @@ use serde_json::value::RawValue;
 pub const RELAY_MIN_BYTES: usize = 64 * 1024;
 /// Members of a result longer than this are left out of the stand-in (emptied).
 const BIG_MEMBER: usize = 1024;
-/// Where the stand-in carries its token.
-pub const TOKEN_META: &str = "dev.mcp-sidecar/relayed";
+/// The `_meta` key under which a stand-in carries its token: it holds the per-process nonce, so
+/// a server's own `_meta` cannot name another call's stored result (with a fixed key, a small
+/// answer could have claimed any token, and a result waiting for its reply would have been
+/// spliced into the wrong one).
+pub fn token_meta() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| format!("dev.{}token", marker_prefix()))
+}
 /// A stored result nobody took is dropped after this long.
 pub const STALE_AFTER: Duration = Duration::from_secs(120);
 
@@ -249,7 +255,7 @@ pub fn token_of(result: &mut Value) -> Option<u64> {
     result
         .get_mut("_meta")
         .and_then(Value::as_object_mut)
-        .and_then(|meta| meta.remove(TOKEN_META))
+        .and_then(|meta| meta.remove(token_meta()))
         .and_then(|t| t.as_u64())
 }
 
@@ -336,7 +342,7 @@ pub fn stand_in(
     // The result's bytes are a slice of the line: stored without a copy.
     let token = store(line.slice(span));
     let mut meta = meta.unwrap_or_default();
-    meta.insert(TOKEN_META.into(), token.into());
+    meta.insert(token_meta().into(), token.into());
     small.push_str("\"_meta\":");
     small.push_str(&Value::Object(meta).to_string());
     small.push('}');
@@ -432,7 +438,7 @@ mod tests {
         assert_eq!(v["result"]["content"], serde_json::json!([]));
         assert_eq!(v["result"]["isError"], true);
         assert_eq!(v["result"]["_meta"]["k"], 1);
-        let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+        let token = v["result"]["_meta"][token_meta()].as_u64().unwrap();
         assert_eq!(
             &take(token).unwrap()[..],
             result.as_bytes(),
@@ -482,7 +488,7 @@ mod tests {
         ));
         let small = stand_in(&l, None, |_| true).unwrap();
         let v: Value = serde_json::from_slice(&small).unwrap();
-        let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+        let token = v["result"]["_meta"][token_meta()].as_u64().unwrap();
         assert_eq!(&take(token).unwrap()[..], result.as_bytes());
         // Bytes that are not UTF-8 deep inside a member's value are found by the one scan.
         let mut bad = l.to_vec();
@@ -530,7 +536,7 @@ mod tests {
             for small in taken.iter().chain(taken_as_text.iter().flatten()) {
                 proptest::prop_assert!(serde_json::from_slice::<Value>(&line).is_ok(), "taken, but a full parse refuses it");
                 let v: Value = serde_json::from_slice(small).unwrap();
-                let token = v["result"]["_meta"][TOKEN_META].as_u64().unwrap();
+                let token = v["result"]["_meta"][token_meta()].as_u64().unwrap();
                 proptest::prop_assert_eq!(&take(token).unwrap()[..], &stored[..]);
             }
             if taken.is_none() {
@@ -590,6 +596,33 @@ mod tests {
         assert_eq!(kept["content"], serde_json::json!([]));
         assert!(token_of(&mut kept).is_none(), "taken out of _meta");
         assert_eq!(&take(token).unwrap()[..], result.as_bytes());
+    }
+
+    #[test]
+    fn a_servers_own_meta_cannot_claim_a_stored_result() {
+        let result = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            big_text()
+        );
+        let small = stand_in(&line(&result), None, |_| true).unwrap();
+        let v: Value = serde_json::from_slice(&small).unwrap();
+        let token = v["result"]["_meta"][token_meta()].as_u64().unwrap();
+        // Another server's small answer naming that token, under the key as it once was and
+        // under a guess at the nonce's place.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for key in [
+            "dev.mcp-sidecar/relayed".to_string(),
+            format!("dev.mcp-sidecar/relayed/{}/token", "0".repeat(32)),
+        ] {
+            let forged = serde_json::json!({"content": [], "_meta": {key.clone(): token}});
+            let mut kept = forged.clone();
+            assert!(token_of(&mut kept).is_none(), "{key}");
+            let out = rt.block_on(relaying(async { finish(forged.clone()) }));
+            assert_eq!(out.unwrap(), forged, "passed on as it is: {key}");
+        }
+        assert_eq!(&take(token).unwrap()[..], result.as_bytes(), "still stored");
     }
 
     #[test]
