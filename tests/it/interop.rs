@@ -653,12 +653,16 @@ async fn demo_server_progress_and_logging_in_both_eras() {
             .filter(|p| p["kind"] == "report")
             .map(|p| (p["message"].clone(), p["percentage"].clone()))
             .collect();
-        assert_eq!(
-            reports,
-            [
-                (json!("1 left (50%)"), json!(50)),
-                (json!("0 left (100%)"), json!(100))
-            ],
+        // Reports are coalesced to the latest value (docs/configuration.md): on a loaded
+        // machine the first step's may be overtaken by the second before it is sent, but the
+        // final one always comes, and none out of order.
+        let steps = [
+            (json!("1 left (50%)"), json!(50)),
+            (json!("0 left (100%)"), json!(100)),
+        ];
+        assert_eq!(reports.last(), steps.last(), "{server}: {progress:?}");
+        assert!(
+            reports.len() == 1 || reports == steps,
             "{server}: {progress:?}"
         );
         for left in [1, 0] {
