@@ -42,6 +42,7 @@ use tower_service::Service;
 
 use super::backend::Backend;
 use super::gate::CONCURRENCY_LEVEL;
+use crate::mcp::relay;
 
 /// A header longer than this without its blank line is not LSP framing.
 const HEADER_MAX: usize = 8 * 1024;
@@ -555,6 +556,25 @@ impl<O: AsyncWrite + Unpin> Output<O> {
     }
 
     fn reply(&mut self, id: &Id, handled: &Handled) {
+        // A small result relayed as the server sent it (`mcp::direct::judge`): written here with
+        // the reply, in one piece. (A big one is spliced in by the writer under this, uncopied.)
+        if let Ok(Some(Value::String(result))) = handled
+            && let Some(raw) = relay::take_small(result)
+        {
+            if self.gone {
+                return;
+            }
+            self.body.clear();
+            self.body
+                .extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
+            self.body.extend_from_slice(&raw);
+            self.body.extend_from_slice(br#","id":"#);
+            if serde_json::to_writer(&mut self.body, id).is_ok() {
+                self.body.push(b'}');
+                self.frame();
+            }
+            return;
+        }
         let (result, error) = match handled {
             Ok(value) => (Some(value.as_ref().unwrap_or(&Value::Null)), None),
             Err(error) => (None, Some(error)),
@@ -577,6 +597,11 @@ impl<O: AsyncWrite + Unpin> Output<O> {
             tracing::error!("failed to encode a message to the editor: {e}");
             return;
         }
+        self.frame();
+    }
+
+    /// Queues the body as a frame.
+    fn frame(&mut self) {
         use std::io::Write as _;
         let _ = write!(self.queued, "Content-Length: {}\r\n\r\n", self.body.len());
         self.queued.extend_from_slice(&self.body);

@@ -612,14 +612,13 @@ impl Connection {
                 .ok_or_else(|| self.timeout_error())?;
         guard.id = None;
         match outcome.map_err(|_| closed())? {
-            Ok(result)
-                if result.get("resultType").and_then(Value::as_str) == Some("input_required") =>
-            {
-                Err(self.protocol("sent input_required on a legacy (initialize) session".into()))
-            }
-            Ok(result) => match direct::final_result::<P::Result>(result) {
-                Some(result) => Ok(Answered::Final(result)),
-                None => {
+            Ok(result) => match direct::judge::<P::Result>(&result) {
+                direct::Judged::Final(result) => Ok(Answered::Final(result)),
+                direct::Judged::InputRequired => {
+                    Err(self
+                        .protocol("sent input_required on a legacy (initialize) session".into()))
+                }
+                direct::Judged::Unexpected => {
                     Err(self.protocol(format!("answered {} with an unexpected result", P::METHOD)))
                 }
             },

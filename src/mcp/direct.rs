@@ -24,10 +24,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use std::borrow::Cow;
+
+use bytes::Bytes;
 use rmcp::model::{ErrorData, RequestId};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use super::transport::{Writer, write_line};
@@ -35,8 +39,9 @@ use super::transport::{Writer, write_line};
 /// The first id of a request made here: past rmcp's `u32` ids, below 2^53.
 pub const FIRST_ID: i64 = 1 << 32;
 
-/// What a server answered: the result (any JSON; the caller judges it) or its error.
-pub type Answer = Result<Value, ErrorData>;
+/// What a server answered: the result as sent (one JSON value, its syntax and UTF-8 checked;
+/// [`judge`] reads it) or its error.
+pub type Answer = Result<Bytes, ErrorData>;
 
 /// The requests of one stdio connection made past rmcp.
 pub struct Direct {
@@ -157,6 +162,92 @@ impl Direct {
     }
 }
 
+/// What a final answer becomes.
+pub enum Judged {
+    /// The result as the caller hands it on.
+    Final(Value),
+    /// `resultType: "input_required"`, which a legacy session must not send.
+    InputRequired,
+    /// Not a result of the request's kind.
+    Unexpected,
+}
+
+/// Judges a call's result as rmcp's types would, building as little as it can: inside
+/// [`relay::relaying`](super::relay::relaying) (the editor's face, whose writer puts a stored
+/// result in its reply as sent), a plain result ([`plain_shape`]) is stored as it came and its
+/// marker handed on, with no tree built at all; anything else is parsed once and judged as
+/// [`final_result`] judges it.
+pub fn judge<R: DeserializeOwned + Serialize>(result: &Bytes) -> Judged {
+    use super::relay;
+    // A stand-in for a big result (its token in `_meta`) goes the parsed way, to `relay::finish`.
+    let stand_in = |meta: &str| meta.contains(relay::token_meta());
+    if relay::relaying_now()
+        && shape(result).is_some_and(|meta| !meta.is_some_and(stand_in))
+        && !relay::has_surrogate_escape(result)
+    {
+        return Judged::Final(Value::String(relay::marker(relay::store(result.clone()))));
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(result) else {
+        return Judged::Unexpected;
+    };
+    if value.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return Judged::InputRequired;
+    }
+    final_result::<R>(value).map_or(Judged::Unexpected, Judged::Final)
+}
+
+/// [`plain_result`](super::transport::plain_result) read from the bytes, without a tree: the
+/// members a tool result, a resource read or a prompt must have, as they must look.
+#[cfg(test)]
+fn plain_shape(result: &[u8]) -> bool {
+    shape(result).is_some()
+}
+
+/// For a result that is plain (see [`plain_shape`]), its `_meta` as sent, if it has one; `None`
+/// for any other.
+fn shape(result: &[u8]) -> Option<Option<&str>> {
+    /// A member that is there, whatever its value (even `null`, which `Option` would hide).
+    fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+    #[derive(Deserialize)]
+    struct Shape<'a> {
+        #[serde(rename = "resultType", borrow, default, deserialize_with = "some")]
+        result_type: Option<Cow<'a, str>>,
+        #[serde(borrow, default, deserialize_with = "some")]
+        content: Option<Vec<&'a RawValue>>,
+        #[serde(borrow, default, deserialize_with = "some")]
+        contents: Option<Vec<&'a RawValue>>,
+        #[serde(borrow, default, deserialize_with = "some")]
+        messages: Option<Vec<&'a RawValue>>,
+        #[serde(rename = "_meta", borrow, default, deserialize_with = "some")]
+        meta: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Item<'a> {
+        #[serde(rename = "type", borrow, default, deserialize_with = "some")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default, deserialize_with = "some")]
+        uri: Option<Cow<'a, str>>,
+    }
+    let object = |raw: &RawValue| raw.get().starts_with('{');
+    let items = |list: &Option<Vec<&RawValue>>, has: fn(&Item) -> bool| {
+        list.iter().flatten().all(|raw| {
+            object(raw) && serde_json::from_str::<Item>(raw.get()).is_ok_and(|item| has(&item))
+        })
+    };
+    let shape = serde_json::from_slice::<Shape>(result).ok()?;
+    let plain = result.first() == Some(&b'{')
+        && shape.result_type.as_deref().is_none_or(|t| t == "complete")
+        && items(&shape.content, |i| i.kind.is_some())
+        && items(&shape.contents, |i| i.uri.is_some())
+        && shape.messages.iter().flatten().all(|raw| object(raw))
+        && shape.meta.is_none_or(object);
+    plain.then(|| shape.meta.map(RawValue::get))
+}
+
 /// A final result as the sidecar hands it on: as sent when it looks as its kind must look
 /// ([`plain_result`](super::transport::plain_result), as for rmcp's own calls), else as rmcp's
 /// type `R` reads it and writes it back. `None` when it is no such result.
@@ -166,5 +257,104 @@ pub fn final_result<R: DeserializeOwned + Serialize>(result: Value) -> Option<Va
         _ => serde_json::from_value::<R>(result)
             .ok()
             .and_then(|typed| serde_json::to_value(typed).ok()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// Values of the kinds a result's members take, and the odd ones.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            Just(json!(3)),
+            Just(json!("complete")),
+            Just(json!("input_required")),
+            Just(json!({"type": "text", "text": "hi"})),
+            Just(json!({"type": 7})),
+            Just(json!({"type": null})),
+            Just(json!({"uri": "file:///a", "text": "x"})),
+            Just(json!({"uri": ["no"]})),
+            Just(json!({})),
+            Just(json!(["type", "text"])),
+            "\\PC{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 8, 4, |inner| {
+            prop::collection::vec(inner, 0..4).prop_map(Value::Array)
+        })
+    }
+
+    proptest! {
+        /// The scan without a tree says "plain" exactly when the parsed result is plain.
+        #[test]
+        fn the_shape_scan_agrees_with_the_parsed_judgement(
+            members in prop::collection::vec(
+                (prop::sample::select(vec!["content", "contents", "messages", "_meta", "resultType", "isError", "x"]), value()),
+                0..5,
+            ),
+            spaced in any::<bool>(),
+        ) {
+            let mut object = serde_json::Map::new();
+            for (key, value) in members {
+                object.insert(key.to_string(), value);
+            }
+            let text = if spaced {
+                serde_json::to_string_pretty(&object).unwrap()
+            } else {
+                serde_json::to_string(&object).unwrap()
+            };
+            prop_assert_eq!(
+                plain_shape(text.as_bytes()),
+                super::super::transport::plain_result(&object),
+                "{}", text
+            );
+        }
+    }
+
+    #[test]
+    fn inside_the_editors_face_a_plain_result_is_stored_as_sent() {
+        use super::super::relay;
+        type R = rmcp::model::CallToolResult;
+        let sent = Bytes::from_static(
+            br#"{"content":[{"type":"text","text":"a\u00e9"}],"isError":false}"#,
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let Judged::Final(Value::String(marker)) =
+            rt.block_on(relay::relaying(async { judge::<R>(&sent) }))
+        else {
+            panic!("not stored")
+        };
+        assert_eq!(relay::take_small(&marker).unwrap(), sent, "byte for byte");
+        // Elsewhere, and for what is not plain, the result parsed.
+        let Judged::Final(parsed) = judge::<R>(&sent) else {
+            panic!()
+        };
+        assert_eq!(parsed["content"][0]["text"], "aé");
+        for odd in [
+            &br#"{"content":"text"}"#[..],
+            br#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+        ] {
+            let judged = rt.block_on(relay::relaying(async { judge::<R>(&Bytes::from(odd)) }));
+            assert!(
+                !matches!(judged, Judged::Final(Value::String(_))),
+                "{}",
+                String::from_utf8_lossy(odd)
+            );
+        }
+        let required = Bytes::from_static(br#"{"resultType":"input_required","inputRequests":{}}"#);
+        assert!(matches!(judge::<R>(&required), Judged::InputRequired));
+        // A stand-in for a big result keeps its token for `relay::finish`.
+        let key = relay::token_meta();
+        let stand_in = Bytes::from(format!(r#"{{"content":[],"_meta":{{"{key}":9}}}}"#));
+        let judged = rt.block_on(relay::relaying(async { judge::<R>(&stand_in) }));
+        let Judged::Final(value) = judged else {
+            panic!()
+        };
+        assert_eq!(value["_meta"][key], 9);
     }
 }

@@ -203,7 +203,7 @@ pub fn write_in_chunks<W: tokio::io::AsyncWrite + Unpin>(
 }
 
 /// Stores `bytes` (one JSON value, already validated) and returns its token.
-fn store(bytes: Bytes) -> u64 {
+pub fn store(bytes: Bytes) -> u64 {
     let token = NEXT.fetch_add(1, Ordering::Relaxed);
     let now = Instant::now();
     let mut table = table().lock();
@@ -219,6 +219,33 @@ pub fn take(token: u64) -> Option<Bytes> {
     let entry = table.remove(&token);
     STORED.store(table.len(), Ordering::Release);
     entry.map(|e| e.bytes)
+}
+
+/// Results at most this long are taken out by the writer of a reply whose `result` is their
+/// marker ([`take_small`]) and written in one piece with it; longer ones are spliced by the
+/// output writer without a copy.
+pub const SMALL: usize = 64 * 1024;
+
+/// The stored result a `result` that is exactly a marker of this process stands for, taken
+/// (once) when it is at most [`SMALL`] bytes; `None` for any other string, or a longer result.
+pub fn take_small(result: &str) -> Option<Bytes> {
+    let digits = result.strip_prefix(marker_prefix())?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let token: u64 = digits.parse().ok()?;
+    let mut table = table().lock();
+    if table.get(&token)?.bytes.len() > SMALL {
+        return None;
+    }
+    let entry = table.remove(&token);
+    STORED.store(table.len(), Ordering::Release);
+    entry.map(|e| e.bytes)
+}
+
+/// Whether the current task runs inside [`relaying`].
+pub fn relaying_now() -> bool {
+    RELAYING.try_with(|_| ()).is_ok()
 }
 
 /// The stored result `token`, left stored (for a caller that decides how to pass it on).
@@ -269,7 +296,7 @@ pub fn finish(mut result: Value) -> Result<Value, String> {
     let Some(token) = token_of(&mut result) else {
         return Ok(result);
     };
-    if RELAYING.try_with(|_| ()).is_ok() {
+    if relaying_now() {
         return Ok(Value::String(marker(token)));
     }
     resolve(token).ok_or_else(|| "the relayed result was no longer available".to_string())
@@ -403,14 +430,22 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
 
 /// Whether `json` has a `\uD800`–`\uDFFF` escape (or what might be one): serde_json's scan
 /// accepts them unpaired, where a full parse refuses a lone one; such lines go the usual way.
-fn has_surrogate_escape(json: &[u8]) -> bool {
-    memchr::memmem::find_iter(json, b"\\u").any(|i| {
+pub fn has_surrogate_escape(json: &[u8]) -> bool {
+    let surrogate = |i: usize| {
         matches!(json.get(i + 2), Some(b'd' | b'D'))
             && matches!(
                 json.get(i + 3),
                 Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
             )
-    })
+    };
+    // Each `\u`: in a small result, each backslash found with `memchr` (a `memmem` searcher
+    // costs more to build than the result costs to scan); in a big one (whose text may escape
+    // a quote every few bytes), with `memmem`.
+    if json.len() < 4096 {
+        memchr::memchr_iter(b'\\', json).any(|i| json.get(i + 1) == Some(&b'u') && surrogate(i))
+    } else {
+        memchr::memmem::find_iter(json, b"\\u").any(surrogate)
+    }
 }
 
 #[cfg(test)]

@@ -370,18 +370,20 @@ impl StdioTransport {
     }
 
     /// A line in the usual shape of an answer (`jsonrpc`, `id`, and a `result` object or an
-    /// `error`) to a call made past rmcp, handed to that call: true when it was. Anything
-    /// else, including an answer to such a call that is not in that shape, is left for rmcp's
-    /// parse, whose answer [`StdioTransport::direct_answer`] hands over the same way.
+    /// `error`) to a call made past rmcp, handed to that call: true when it was. The result is
+    /// handed over as sent (one scan checks the line's syntax and the result's UTF-8; no tree
+    /// is built). Anything else, including an answer to such a call that is not in that shape
+    /// or has a lone surrogate escape (which a full parse refuses), is left for rmcp's parse,
+    /// whose answer [`StdioTransport::direct_answer`] hands over the same way.
     fn answer_direct(&self, line: &[u8]) -> bool {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct Reply {
+        struct Reply<'a> {
             #[allow(dead_code)]
             jsonrpc: rmcp::model::JsonRpcVersion2_0,
             id: RequestId,
-            #[serde(default)]
-            result: Option<serde_json::Map<String, Value>>,
+            #[serde(default, borrow)]
+            result: Option<&'a serde_json::value::RawValue>,
             #[serde(default)]
             error: Option<rmcp::model::ErrorData>,
         }
@@ -390,7 +392,12 @@ impl StdioTransport {
             return false;
         };
         let answer = match (reply.result, reply.error) {
-            (Some(result), None) => Ok(Value::Object(result)),
+            (Some(result), None)
+                if result.get().starts_with('{')
+                    && !relay::has_surrogate_escape(result.get().as_bytes()) =>
+            {
+                Ok(bytes::Bytes::copy_from_slice(result.get().as_bytes()))
+            }
             (None, Some(error)) => Err(error),
             _ => return false,
         };
@@ -405,7 +412,7 @@ impl StdioTransport {
     ) -> Option<RxJsonRpcMessage<RoleClient>> {
         match message {
             JsonRpcMessage::Response(r) if self.direct.is_pending(&r.id) => {
-                let answer = serde_json::to_value(&r.result).map_err(|e| {
+                let answer = serde_json::to_vec(&r.result).map(Into::into).map_err(|e| {
                     rmcp::model::ErrorData::internal_error(
                         format!("the server's answer could not be read: {e}"),
                         None,
@@ -1224,7 +1231,11 @@ IFS= read -r e
         let (id, answer) = call("first");
         assert_eq!(id, RequestId::Number(direct::FIRST_ID));
         let answer = answer.within().await.unwrap().unwrap();
-        assert_eq!(answer["content"][0]["text"], "ok");
+        assert_eq!(
+            &answer[..],
+            br#"{"content":[{"type":"text","text":"ok"}]}"#,
+            "the result as sent"
+        );
         let written = std::fs::read_to_string(dir.path().join("a")).unwrap();
         assert_eq!(
             written.trim_end(),
@@ -1245,7 +1256,8 @@ IFS= read -r e
 
         // An answer in a shape only rmcp's parse reads still reaches its call.
         let answer = call("second").1.within().await.unwrap().unwrap();
-        assert_eq!(answer["content"], serde_json::json!([]));
+        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(answer, serde_json::json!({"content": []}));
         // One that cannot be read becomes an error for its call, not a lost answer.
         let error = call("third").1.within().await.unwrap().unwrap_err();
         assert_eq!(error.code.0, -32603, "{error:?}");
