@@ -231,10 +231,17 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
-        let method = format!("workspace/executeCommand {}", params.command);
+        self.command(params.into()).await
+    }
+}
+
+impl Backend {
+    /// `workspace/executeCommand`, from tower-lsp-server's params or the serve loop's lane.
+    pub async fn command(&self, command: commands::Command) -> Result<Option<LspAny>> {
+        let method = format!("workspace/executeCommand {}", command.name);
         request(&method, async {
-            guard::inject(|| format!("command:{}", params.command));
-            if params.command == contract::CMD_GATEWAY_INFO {
+            guard::inject(|| format!("command:{}", command.name));
+            if command.name == contract::CMD_GATEWAY_INFO {
                 return self.gateway_info();
             }
             let cx = commands::Context {
@@ -245,7 +252,7 @@ impl LanguageServer for Backend {
                 reconfigure: &|| self.reconfigure(),
             };
             // Boxed: the commands' future is large, and tower-lsp-server moves this one whole.
-            Box::pin(commands::execute(&cx, params)).await
+            Box::pin(commands::execute(&cx, command)).await
         })
         .await
     }

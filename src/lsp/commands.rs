@@ -35,10 +35,9 @@ pub struct Context<'a> {
 /// the largest (forms asked step by step, sign-in) made this future some tens of KiB, and every
 /// command paid for copying it whole into its box, the quickest included (a `tools/call` future
 /// is about 10 KiB at opt-level 3, most of it rmcp's request).
-pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
-    let token = params.work_done_progress_params.work_done_token.clone();
-    let arg = params.arguments.unwrap_or_default().into_iter().next();
-    let result = match params.command.as_str() {
+pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny>> {
+    let Command { name, arg, token } = command;
+    let result = match name.as_str() {
         contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers()),
         contract::CMD_LIST_TOOLS => {
             let args: ListToolsArgs = parse_arg(arg)?;
@@ -62,11 +61,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_OPEN_SAMPLING_LOG => Box::pin(open_sampling_log(cx)).await?,
         contract::CMD_TRUST_SERVER | contract::CMD_UNTRUST_SERVER => {
             let args: ServerArgs = parse_arg(arg)?;
-            set_trust(
-                cx,
-                &args.server,
-                params.command == contract::CMD_TRUST_SERVER,
-            )?
+            set_trust(cx, &args.server, name == contract::CMD_TRUST_SERVER)?
         }
         contract::CMD_SIGN_IN => {
             let args: ServerArgs = parse_arg(arg)?;
@@ -113,7 +108,7 @@ pub async fn execute(cx: &Context<'_>, params: ExecuteCommandParams) -> Result<O
         contract::CMD_SUBSCRIBE_RESOURCE | contract::CMD_UNSUBSCRIBE_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let on = params.command == contract::CMD_SUBSCRIBE_RESOURCE;
+            let on = name == contract::CMD_SUBSCRIBE_RESOURCE;
             let done = Box::pin(cx.manager.subscribe(&args.server, &args.uri, on)).await;
             done.map_err(to_lsp)?;
             serde_json::json!({"server": args.server, "uri": args.uri, "subscribed": on})
@@ -147,10 +142,42 @@ fn to_value<T: serde::Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
+/// A `workspace/executeCommand` as the commands read it: its name, its first argument (the
+/// only one they take) and the editor's progress token.
+pub struct Command {
+    pub name: String,
+    pub arg: Arg,
+    pub token: Option<ProgressToken>,
+}
+
+/// A command's argument: parsed already (tower-lsp-server's params), or the JSON as the serve
+/// loop's lane read it, which becomes the command's typed arguments in one parse, with no
+/// `Value` tree built first.
+pub enum Arg {
+    None,
+    Value(Value),
+    Raw(Box<serde_json::value::RawValue>),
+}
+
+impl From<ExecuteCommandParams> for Command {
+    fn from(params: ExecuteCommandParams) -> Self {
+        let arg = params.arguments.unwrap_or_default().into_iter().next();
+        Command {
+            name: params.command,
+            arg: arg.map_or(Arg::None, Arg::Value),
+            token: params.work_done_progress_params.work_done_token,
+        }
+    }
+}
+
 /// The command's single argument object; a missing argument is an empty object.
-fn parse_arg<T: DeserializeOwned>(arg: Option<Value>) -> Result<T> {
-    serde_json::from_value(arg.unwrap_or_else(|| Value::Object(Default::default())))
-        .map_err(|e| Error::invalid_params(format!("bad command argument: {e}")))
+fn parse_arg<T: DeserializeOwned>(arg: Arg) -> Result<T> {
+    let parsed = match arg {
+        Arg::None => serde_json::from_value(Value::Object(Default::default())),
+        Arg::Value(value) => serde_json::from_value(value),
+        Arg::Raw(raw) => serde_json::from_str(raw.get()),
+    };
+    parsed.map_err(|e| Error::invalid_params(format!("bad command argument: {e}")))
 }
 
 /// Maps an operation's error to an LSP error with `data.kind` for the editor.
@@ -479,8 +506,9 @@ mod tests {
             editor,
             reconfigure: &|| {},
         };
-        let params = serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
-        let size = std::mem::size_of_val(&super::execute(&cx, params));
+        let params: ExecuteCommandParams =
+            serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
+        let size = std::mem::size_of_val(&super::execute(&cx, params.into()));
         assert!(size < 1024, "{size} bytes");
         let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, None));
         // The call's own future holds only the common path: a legacy stdio call past rmcp's
