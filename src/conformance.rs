@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::{self, Context, Layer, Source};
 use crate::contract::ServerState;
-use crate::mcp::{Event, EventReceiver, Manager};
+use crate::mcp::{Event, EventReceiver, Manager, ToolArguments};
 
 /// The name the server gets in the configuration (and in log lines).
 const SERVER: &str = "conformance";
@@ -312,7 +312,7 @@ async fn list_tools(manager: &Manager) -> Result<Vec<crate::contract::ToolSummar
 
 async fn call(manager: &Manager, tool: &str, arguments: Map<String, Value>) -> Result<(), String> {
     let result = manager
-        .call_tool(SERVER, tool, Some(arguments), None)
+        .call_tool(SERVER, tool, Some(ToolArguments::Object(arguments)), None)
         .await
         .map_err(|e| format!("tools/call {tool}: {e}"))?;
     tracing::info!(tool, %result, "tool result");

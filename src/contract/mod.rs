@@ -342,7 +342,55 @@ pub struct CallToolArgs {
     pub server: String,
     pub tool: String,
     #[serde(default)]
-    pub arguments: Option<serde_json::Map<String, Value>>,
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub arguments: Option<ObjectText>,
+}
+
+/// A JSON object kept as the text it came in: a tool's arguments go to the server as the
+/// editor wrote them, with no tree built on the way (docs/architecture.md, "The hot path").
+/// Reading one checks that it is an object, as a `Map` would.
+#[derive(Debug, Clone)]
+pub struct ObjectText(Box<serde_json::value::RawValue>);
+
+impl ObjectText {
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The object as an object (for a caller that must look inside).
+    pub fn to_map(&self) -> serde_json::Map<String, Value> {
+        // It is a JSON object: it was checked when read.
+        serde_json::from_str(self.0.get()).unwrap_or_default()
+    }
+
+    pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
+        self.0
+    }
+}
+
+impl PartialEq for ObjectText {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_map() == other.to_map()
+    }
+}
+
+impl Serialize for ObjectText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        if !raw.get().starts_with('{') {
+            return Err(serde::de::Error::invalid_type(
+                serde::de::Unexpected::Other(raw.get().get(..1).unwrap_or("nothing")),
+                &"a JSON object",
+            ));
+        }
+        Ok(ObjectText(raw))
+    }
 }
 
 /// One row of `mcp-sidecar.listResources`.

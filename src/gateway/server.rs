@@ -33,7 +33,7 @@ use super::names;
 use super::pass::{self, Kind, Tunnel};
 use super::routes::Routes;
 use crate::contract::CallError;
-use crate::mcp::{Manager, Observed, ProgressFn, relay, requester};
+use crate::mcp::{Manager, Observed, ProgressFn, ToolArguments, relay, requester};
 
 /// Which tools an endpoint offers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -606,7 +606,12 @@ impl ServerHandler for GatewayServer {
         let manager = &self.shared.manager;
         let outcome = self
             .as_agent(&context, |progress| {
-                relay::keeping(manager.call_tool(&server, &tool, request.arguments, progress))
+                relay::keeping(manager.call_tool(
+                    &server,
+                    &tool,
+                    request.arguments.map(ToolArguments::Object),
+                    progress,
+                ))
             })
             .await;
         match outcome {

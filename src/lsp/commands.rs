@@ -19,7 +19,7 @@ use crate::contract::{
 };
 use crate::elicitation::arguments::{self, NoArguments};
 use crate::mcp::relay::relaying;
-use crate::mcp::{Manager, ProgressUpdate};
+use crate::mcp::{Manager, ProgressUpdate, ToolArguments};
 
 /// What a command works with: the backend's handles, lent for one command.
 pub struct Context<'a> {
@@ -201,9 +201,9 @@ async fn call_tool(
     args: CallToolArgs,
     token: Option<ProgressToken>,
 ) -> Result<Value> {
-    let title = format!("{}: {}", args.server, args.tool);
     let (progress, reporter) = match token {
         Some(token) => {
+            let title = format!("{}: {}", args.server, args.tool);
             let (tx, rx) = watch::channel::<Option<ProgressUpdate>>(None);
             let reporter = tokio::spawn(report_progress(cx.client.clone(), token, title, rx));
             let sink: crate::mcp::ProgressFn = Arc::new(move |u| {
@@ -214,8 +214,8 @@ async fn call_tool(
         None => (None, None),
     };
     let arguments = match args.arguments {
-        Some(arguments) => arguments,
-        None => ask_arguments(cx, &args.server, &args.tool).await?,
+        Some(text) => ToolArguments::Text(text),
+        None => ToolArguments::Object(ask_arguments(cx, &args.server, &args.tool).await?),
     };
     let result = cx
         .manager

@@ -446,7 +446,7 @@ impl Connection {
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
+        arguments: Option<ToolArguments>,
         progress: Option<ProgressFn>,
     ) -> Result<Value, CallError> {
         // 2026-07-28 over HTTP mirrors `x-mcp-header` arguments into `Mcp-Param-*` headers from
@@ -458,9 +458,8 @@ impl Connection {
         {
             tracing::debug!(server = %self.server, "listing tools before the first call failed: {e}");
         }
-        let mut params = CallToolRequestParams::new(name.to_string());
-        params.arguments = arguments;
-        self.exchange(params, progress).await
+        self.exchange(ToolCall::new(name, arguments), progress)
+            .await
     }
 
     /// Runs `prompts/get` to completion (see [`Connection::exchange`]).
@@ -842,6 +841,67 @@ exchange!(
     CallToolResult,
     "tools/call"
 );
+
+/// A tool's arguments: the object, or its JSON text as the editor sent it.
+pub enum ToolArguments {
+    Object(serde_json::Map<String, Value>),
+    Text(crate::contract::ObjectText),
+}
+
+/// `tools/call` whose arguments may still be the editor's JSON text: written to a server as
+/// they came where the sidecar writes the request itself (a legacy stdio session, `direct`);
+/// read into the object only for rmcp's typed request (the other sessions).
+#[derive(Clone, serde::Serialize)]
+struct ToolCall {
+    #[serde(flatten)]
+    params: CallToolRequestParams,
+    /// The arguments as text (then `params.arguments` is `None`).
+    #[serde(rename = "arguments", skip_serializing_if = "Option::is_none")]
+    text: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl ToolCall {
+    fn new(name: &str, arguments: Option<ToolArguments>) -> Self {
+        let mut call = ToolCall {
+            params: CallToolRequestParams::new(name.to_string()),
+            text: None,
+        };
+        match arguments {
+            Some(ToolArguments::Object(object)) => call.params.arguments = Some(object),
+            // JSON's whitespace may be a line break, which must not reach a line-delimited
+            // server: such text is read into the object and written compact.
+            Some(ToolArguments::Text(text))
+                if memchr::memchr2(b'\n', b'\r', text.get().as_bytes()).is_some() =>
+            {
+                call.params.arguments = Some(text.to_map());
+            }
+            Some(ToolArguments::Text(text)) => call.text = Some(text.into_raw()),
+            None => {}
+        }
+        call
+    }
+}
+
+impl Exchange for ToolCall {
+    const METHOD: &'static str = CallToolRequestParams::METHOD;
+    type Result = <CallToolRequestParams as Exchange>::Result;
+    fn request(mut self) -> ClientRequest {
+        if let Some(text) = self.text.take() {
+            // Checked to be an object when it was read (`contract::ObjectText`).
+            self.params.arguments = serde_json::from_str(text.get()).ok();
+        }
+        self.params.request()
+    }
+    fn set_meta(&mut self, meta: RequestMetaObject) {
+        self.params.set_meta(meta);
+    }
+    fn retry_with(&mut self, responses: Option<InputResponses>, state: Option<String>) {
+        self.params.retry_with(responses, state);
+    }
+    fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>> {
+        CallToolRequestParams::finished(result)
+    }
+}
 exchange!(
     GetPromptRequestParams,
     GetPromptRequest,
@@ -854,3 +914,64 @@ exchange!(
     ReadResourceResult,
     "resources/read"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments that came as the editor's text are written as that text, the rest of the
+    /// request as rmcp writes it; rmcp's typed request (other sessions) gets them as the object.
+    #[test]
+    fn a_tool_calls_text_arguments_are_written_as_they_came() {
+        let text = r#"{"b":  [1, {"c":"é\n"}], "a":2}"#;
+        let object: crate::contract::ObjectText = serde_json::from_str(text).unwrap();
+        let mut call = ToolCall::new("add", Some(ToolArguments::Text(object.clone())));
+        call.set_meta(RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(rmcp::model::RequestId::Number(7)),
+        ));
+        let line = serde_json::to_string(&call).unwrap();
+        assert!(line.contains(&format!(r#""arguments":{text}"#)), "{line}");
+        let mut typed = CallToolRequestParams::new("add");
+        typed.arguments = Some(object.to_map());
+        typed.set_meta(RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(rmcp::model::RequestId::Number(7)),
+        ));
+        assert_eq!(
+            serde_json::from_str::<Value>(&line).unwrap(),
+            serde_json::to_value(&typed).unwrap(),
+            "the same request"
+        );
+        let ClientRequest::CallToolRequest(request) = call.request() else {
+            panic!("not a tools/call")
+        };
+        assert_eq!(request.params.arguments, typed.arguments);
+        // Without arguments, none are written.
+        let bare = ToolCall::new("add", None);
+        assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"name":"add"}"#);
+        // Text with line breaks (JSON whitespace) would cut a line to a stdio server in two: it
+        // is written compact.
+        let pretty = "{\r\n  \"a\": 1,\n  \"b\": \"x\\ny\"\n}";
+        let object: crate::contract::ObjectText = serde_json::from_str(pretty).unwrap();
+        let call = ToolCall::new("add", Some(ToolArguments::Text(object)));
+        let line = serde_json::to_string(&call).unwrap();
+        assert_eq!(line, r#"{"name":"add","arguments":{"a":1,"b":"x\ny"}}"#);
+    }
+
+    /// The editor's arguments must be an object, as the `Map` they used to be read into.
+    #[test]
+    fn arguments_that_are_not_an_object_are_refused() {
+        for bad in ["3", "[1]", r#""x""#, "true"] {
+            let args = format!(r#"{{"server":"s","tool":"t","arguments":{bad}}}"#);
+            let err = serde_json::from_str::<crate::contract::CallToolArgs>(&args).unwrap_err();
+            assert!(err.to_string().contains("a JSON object"), "{bad}: {err}");
+        }
+        let none: crate::contract::CallToolArgs =
+            serde_json::from_str(r#"{"server":"s","tool":"t","arguments":null}"#).unwrap();
+        assert!(none.arguments.is_none());
+        let value: crate::contract::CallToolArgs = serde_json::from_value(
+            serde_json::json!({"server": "s", "tool": "t", "arguments": {"a": 1}}),
+        )
+        .unwrap();
+        assert_eq!(value.arguments.unwrap().to_map()["a"], 1);
+    }
+}

@@ -533,7 +533,7 @@ impl Manager {
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
+        arguments: Option<super::ToolArguments>,
         progress: Option<ProgressFn>,
     ) -> Result<Value, CallError> {
         let connection = self.running(server)?;

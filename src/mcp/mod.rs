@@ -20,6 +20,7 @@ mod stdio;
 mod supervisor;
 mod transport;
 
+pub use connection::ToolArguments;
 pub use host::{Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
 pub use transport::{Line, parse_line, split_batch};

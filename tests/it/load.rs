@@ -191,6 +191,7 @@ async fn a_thousand_concurrent_mcp_requests_are_routed_by_id() {
             let Value::Object(arguments) = arguments else {
                 unreachable!()
             };
+            let arguments = mcp_sidecar::mcp::ToolArguments::Object(arguments);
             let result = manager.call_tool(server, tool, Some(arguments), None).await;
             (i, sent.elapsed(), result)
         })
