@@ -169,9 +169,12 @@ fn initial_folders(params: &InitializeParams) -> Vec<Folder> {
 
 /// A request handler's body under the panic guard: a panic is answered with -32603 naming the
 /// method, and one log line; the sidecar goes on serving.
-async fn request<T>(method: &str, body: impl Future<Output = Result<T>>) -> Result<T> {
+async fn request<T>(
+    method: impl std::fmt::Display,
+    body: impl Future<Output = Result<T>>,
+) -> Result<T> {
     guard::catch(body).await.unwrap_or_else(|panic| {
-        tracing::error!(method, "{method} failed: {panic}");
+        tracing::error!(method = %method, "{method} failed: {panic}");
         Err(Error {
             code: ErrorCode::InternalError,
             message: format!("{method} failed: {panic}").into(),
@@ -238,8 +241,15 @@ impl LanguageServer for Backend {
 impl Backend {
     /// `workspace/executeCommand`, from tower-lsp-server's params or the serve loop's lane.
     pub async fn command(&self, command: commands::Command) -> Result<Option<LspAny>> {
-        let method = format!("workspace/executeCommand {}", command.name);
-        request(&method, async {
+        /// The method a panic names, formatted only then (not for every command).
+        struct Method(&'static str);
+        impl std::fmt::Display for Method {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "workspace/executeCommand {}", self.0)
+            }
+        }
+        let name = contract::COMMANDS.iter().find(|c| **c == command.name);
+        request(Method(name.unwrap_or(&"(an unknown command)")), async {
             guard::inject(|| format!("command:{}", command.name));
             if command.name == contract::CMD_GATEWAY_INFO {
                 return self.gateway_info();

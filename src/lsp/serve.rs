@@ -537,6 +537,9 @@ impl<I: AsyncRead + Unpin> Input<I> {
 /// the header: when the framing is lost, what looks like one may be part of a body (an answer the
 /// person typed, say), and the reason is logged.
 fn content_length(header: &[u8]) -> Result<usize, &'static str> {
+    if let Some(length) = super::splice::plain_content_length(header) {
+        return Ok(length);
+    }
     let header = std::str::from_utf8(header).map_err(|_| "a header that is not text")?;
     let mut length = None;
     for line in header.split("\r\n") {
@@ -630,8 +633,11 @@ impl<O: AsyncWrite + Unpin> Output<O> {
 
     /// Queues the body as a frame.
     fn frame(&mut self) {
-        use std::io::Write as _;
-        let _ = write!(self.queued, "Content-Length: {}\r\n\r\n", self.body.len());
+        self.queued.extend_from_slice(b"Content-Length: ");
+        let mut digits = itoa::Buffer::new();
+        self.queued
+            .extend_from_slice(digits.format(self.body.len()).as_bytes());
+        self.queued.extend_from_slice(b"\r\n\r\n");
         self.queued.extend_from_slice(&self.body);
         if self.body.capacity() > 1 << 20 {
             self.body = Vec::new();

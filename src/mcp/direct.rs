@@ -34,7 +34,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::transport::{Writer, write_line};
+use super::transport::{Writer, finish_line, write_line};
 
 /// The first id of a request made here: past rmcp's `u32` ids, below 2^53.
 pub const FIRST_ID: i64 = 1 << 32;
@@ -79,7 +79,7 @@ impl Direct {
         };
         let mut line = Vec::with_capacity(256);
         line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        line.extend_from_slice(n.to_string().as_bytes());
+        line.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
         line.extend_from_slice(br#","method":"#);
         serde_json::to_writer(&mut line, method).ok()?;
         line.extend_from_slice(br#","params":"#);
@@ -88,17 +88,16 @@ impl Direct {
         let (tx, rx) = oneshot::channel();
         // Registered before the line is written: the answer finds its caller however soon.
         self.pending.lock().as_mut()?.insert(n, tx);
-        let written = write_line(&self.writer, line);
-        let this = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = written.await {
+        if let Some(rest) = write_line(&self.writer, line) {
+            let this = self.clone();
+            finish_line(rest, move |e| {
                 tracing::debug!("writing request {n} failed: {e}");
                 // The caller learns it from the dropped sender, as when the transport ends.
                 if let Some(pending) = this.pending.lock().as_mut() {
                     pending.remove(&n);
                 }
-            }
-        });
+            });
+        }
         Some(rx)
     }
 
@@ -150,10 +149,9 @@ impl Direct {
         });
         let mut line = notification.to_string().into_bytes();
         line.push(b'\n');
-        let written = write_line(&self.writer, line);
-        tokio::spawn(async move {
-            let _ = written.await;
-        });
+        if let Some(rest) = write_line(&self.writer, line) {
+            finish_line(rest, drop);
+        }
     }
 
     /// The transport ended: every waiting call fails at once, and later ones are refused.
@@ -196,6 +194,46 @@ pub fn judge<R: DeserializeOwned + Serialize>(result: &Bytes) -> Judged {
     final_result::<R>(value).map_or(Judged::Unexpected, Judged::Final)
 }
 
+/// A content block or a resource's contents as [`shape`] reads them in the same pass: an object
+/// (never an array, which a derived struct would also take), whether it has a `type` and a
+/// `uri`, each a string (as a `Map` keeps the last of a member named twice).
+#[derive(Default)]
+struct Item {
+    kind: bool,
+    uri: bool,
+}
+
+/// Whether a value read as it is (read from borrowed bytes) is a string.
+fn is_str(value: &RawValue) -> bool {
+    value.get().starts_with('"')
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Item;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+                let mut item = Item::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "type" => item.kind = is_str(map.next_value()?),
+                        "uri" => item.uri = is_str(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(item)
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
 /// [`plain_result`](super::transport::plain_result) read from the bytes, without a tree: the
 /// members a tool result, a resource read or a prompt must have, as they must look.
 #[cfg(test)]
@@ -216,33 +254,21 @@ fn shape(result: &[u8]) -> Option<Option<&str>> {
     struct Shape<'a> {
         #[serde(rename = "resultType", borrow, default, deserialize_with = "some")]
         result_type: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "some")]
-        content: Option<Vec<&'a RawValue>>,
-        #[serde(borrow, default, deserialize_with = "some")]
-        contents: Option<Vec<&'a RawValue>>,
+        #[serde(default, deserialize_with = "some")]
+        content: Option<Vec<Item>>,
+        #[serde(default, deserialize_with = "some")]
+        contents: Option<Vec<Item>>,
         #[serde(borrow, default, deserialize_with = "some")]
         messages: Option<Vec<&'a RawValue>>,
         #[serde(rename = "_meta", borrow, default, deserialize_with = "some")]
         meta: Option<&'a RawValue>,
     }
-    #[derive(Deserialize)]
-    struct Item<'a> {
-        #[serde(rename = "type", borrow, default, deserialize_with = "some")]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "some")]
-        uri: Option<Cow<'a, str>>,
-    }
     let object = |raw: &RawValue| raw.get().starts_with('{');
-    let items = |list: &Option<Vec<&RawValue>>, has: fn(&Item) -> bool| {
-        list.iter().flatten().all(|raw| {
-            object(raw) && serde_json::from_str::<Item>(raw.get()).is_ok_and(|item| has(&item))
-        })
-    };
     let shape = serde_json::from_slice::<Shape>(result).ok()?;
     let plain = result.first() == Some(&b'{')
         && shape.result_type.as_deref().is_none_or(|t| t == "complete")
-        && items(&shape.content, |i| i.kind.is_some())
-        && items(&shape.contents, |i| i.uri.is_some())
+        && shape.content.iter().flatten().all(|item| item.kind)
+        && shape.contents.iter().flatten().all(|item| item.uri)
         && shape.messages.iter().flatten().all(|raw| object(raw))
         && shape.meta.is_none_or(object);
     plain.then(|| shape.meta.map(RawValue::get))
@@ -278,6 +304,9 @@ mod tests {
             Just(json!({"type": null})),
             Just(json!({"uri": "file:///a", "text": "x"})),
             Just(json!({"uri": ["no"]})),
+            Just(json!({"type": "text", "uri": 7})),
+            Just(json!({"uri": "file:///a", "type": [1]})),
+            Just(json!({"type": "t", "x": {"y": [1, {"z": null}]}, "uri": "u"})),
             Just(json!({})),
             Just(json!(["type", "text"])),
             "\\PC{0,8}".prop_map(Value::String),

@@ -387,11 +387,12 @@ impl Host {
     }
 
     pub fn clock(&self, server: &str) -> Arc<HumanClock> {
-        self.clocks
-            .lock()
-            .entry(server.to_string())
-            .or_default()
-            .clone()
+        let mut clocks = self.clocks.lock();
+        // Looked up before an entry is made: a call's clock is almost always there already.
+        if let Some(clock) = clocks.get(server) {
+            return clock.clone();
+        }
+        clocks.entry(server.to_string()).or_default().clone()
     }
 
     /// Something a call waiting on a browser step can await (URL elicitation completion).

@@ -105,7 +105,14 @@ pub fn unwrap_passed(wrapped: Value) -> Option<Value> {
 
 /// The string that stands for stored result `token` in an LSP reply.
 pub fn marker(token: u64) -> String {
-    format!("{}{token}", marker_prefix())
+    // Not `format!`: its machinery cost more than the rest of storing a small result.
+    let prefix = marker_prefix();
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(token);
+    let mut marker = String::with_capacity(prefix.len() + digits.len());
+    marker.push_str(prefix);
+    marker.push_str(digits);
+    marker
 }
 
 /// A quoted marker of this process found in a serialized message.

@@ -209,10 +209,9 @@ impl StdioTransport {
                 tracing::warn!(server = %self.server, "refused a request the sidecar cannot read: {reply}");
                 let mut bytes = reply.to_string().into_bytes();
                 bytes.push(b'\n');
-                let written = write_line(&self.writer, bytes);
-                tokio::spawn(async move {
-                    let _ = written.await;
-                });
+                if let Some(rest) = write_line(&self.writer, bytes) {
+                    finish_line(rest, drop);
+                }
             }
         }
     }
@@ -599,22 +598,27 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 pub type Writer = Arc<Mutex<Option<ChildStdin>>>;
 
 /// Writes `line` to the server's stdin in order with every other line. It is written at once
-/// when no earlier line holds or waits for the lock and the pipe takes it; else, or for the
-/// rest of it, by the returned future, which holds the lock until the line is written whole
-/// (so it must run to its end: a caller spawns it, as rmcp does).
+/// when no earlier line holds or waits for the lock and the pipe takes it whole: then there is
+/// nothing more to do (`None`, and no task to spawn: most small lines). Else the rest is written
+/// by the returned future, which holds the lock until the line is written whole (so it must run
+/// to its end: a caller spawns it, as rmcp does).
 pub fn write_line(
     writer: &Writer,
     line: Vec<u8>,
-) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
-    let writer = writer.clone();
+) -> Option<impl Future<Output = std::io::Result<()>> + Send + 'static> {
     let written = match writer.clone().try_lock_owned() {
         Ok(mut guard) => match guard.as_mut() {
-            Some(stdin) => write_now(stdin, &line).map(|n| (n, guard)),
+            Some(stdin) => match write_now(stdin, &line) {
+                Some(n) if n == line.len() => return None,
+                Some(n) => Some((n, guard)),
+                None => None,
+            },
             None => None,
         },
         Err(_) => None,
     };
-    async move {
+    let writer = writer.clone();
+    Some(async move {
         let (done, mut guard) = match written {
             Some((done, guard)) => (done, guard),
             None => (0, writer.lock_owned().await),
@@ -626,7 +630,20 @@ pub fn write_line(
             stdin.write_all(&line[done..]).await?;
         }
         stdin.flush().await
-    }
+    })
+}
+
+/// Runs what is left of a [`write_line`] as a task of its own (a caller that does not wait for
+/// it); `then` gets its error.
+pub fn finish_line(
+    rest: impl Future<Output = std::io::Result<()>> + Send + 'static,
+    then: impl FnOnce(std::io::Error) + Send + 'static,
+) {
+    tokio::spawn(async move {
+        if let Err(e) = rest.await {
+            then(e);
+        }
+    });
 }
 
 /// Writes what the pipe takes of `bytes` without waiting: how much (`None` on an error, left
@@ -661,7 +678,12 @@ impl Transport<RoleClient> for StdioTransport {
             bytes.push(b'\n');
             write_line(&self.writer, bytes)
         });
-        async move { write?.await }
+        async move {
+            match write? {
+                Some(rest) => rest.await,
+                None => Ok(()),
+            }
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
