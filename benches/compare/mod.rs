@@ -210,12 +210,17 @@ pub struct Round {
 }
 
 /// 1000 `callTool`s over ten demo servers through the sidecar, each round with at most `window`
-/// requests in flight (`usize::MAX`: all at once, as an editor writes them), one entry per name.
-/// Every answer is checked against its request (distinct addends); a separate pass checks each
-/// server name reaches its own server (each has one root of its own, reported by `list_roots`).
-pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value {
+/// requests in flight (`usize::MAX`: all at once, as an editor writes them), one entry per name,
+/// and the same 1000 calls made directly over ten rmcp client connections (all at once), the
+/// rounds of the ways interleaved so that a slow moment of the machine costs each alike (this
+/// machine's speed drifts within seconds; a round is tens of milliseconds): each round's ratio
+/// is the sidecar's rate over the direct round right after it, and the report gives each way's
+/// median rate and the median of those ratios. Every answer is checked against its request
+/// (distinct addends); a separate pass checks each server name reaches its own server (each has
+/// one root of its own, reported by `list_roots`).
+pub async fn throughput(home: &Path, windows: &[(&str, usize)]) -> Value {
     let total = reps(1000, 100);
-    let rounds = reps(5, 1);
+    let rounds = reps(15, 1);
     let dirs: Vec<tempfile::TempDir> = (0..SERVERS).map(|_| tempfile::tempdir().unwrap()).collect();
     let mut servers = serde_json::Map::new();
     for (k, dir) in dirs.iter().enumerate() {
@@ -242,60 +247,39 @@ pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value
         let arg = json!({"server": format!("s{}", i % SERVERS), "tool": "add", "arguments": {"a": 0, "b": 0}});
         editor.command("mcp-sidecar.callTool", arg).await;
     }
-    let mut report = serde_json::Map::new();
-    for &(name, window) in windows {
-        let mut all = Vec::new();
-        for _ in 0..rounds {
-            let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(window.min(total)));
-            let t = Instant::now();
-            let calls = (0..total).map(|i| {
-                let editor = editor.clone();
-                let sem = sem.clone();
-                async move {
-                    let _permit = sem.acquire_owned().await.unwrap();
-                    let (a, b) = expected(i);
-                    let params = json!({"command": "mcp-sidecar.callTool", "arguments": [
-                        {"server": format!("s{}", i % SERVERS), "tool": "add", "arguments": {"a": a, "b": b}}]});
-                    let (_, rx) = editor
-                        .start_request("workspace/executeCommand", params)
-                        .await;
-                    let response = tokio::time::timeout(Duration::from_secs(60), rx)
-                        .await
-                        .expect("a callTool was never answered")
-                        .unwrap();
-                    (a + b, response)
-                }
-            });
-            let answers = join_all(calls).await;
-            let wall = t.elapsed();
-            let mut round = Round {
-                wall_us: wall.as_secs_f64() * 1e6,
-                ..Round::default()
-            };
-            for (sum, response) in answers {
-                if let Some(error) = response.get("error") {
-                    if error["data"]["kind"] == "busy" {
-                        round.busy += 1;
-                    } else {
-                        round.other_errors += 1;
-                        round.first_other_error.get_or_insert(error.clone());
-                    }
-                } else if response["result"]["structuredContent"]["sum"] == json!(sum) {
-                    round.ok += 1;
-                } else {
-                    round.wrong += 1;
-                }
-            }
-            round.calls_per_s = round.ok as f64 / wall.as_secs_f64();
-            // Refusals at the cap ("busy") are the sidecar's documented answer; anything else
-            // that is not the right sum is a lost or misrouted answer.
-            assert!(
-                round.wrong == 0 && round.other_errors == 0,
-                "answers that do not match their request: {round:?}"
-            );
-            all.push(round);
+    let clients = join_all(
+        (0..SERVERS)
+            .map(|_| rmcp_client(crate::demo_command("legacy"), ProtocolVersion::V_2025_11_25)),
+    )
+    .await;
+    for c in &clients {
+        for _ in 0..5 {
+            c.call_tool(
+                CallToolRequestParams::new("add")
+                    .with_arguments(json!({"a": 0, "b": 0}).as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
         }
-        report.insert(name.into(), summarize(all, total));
+    }
+    let mut through: Vec<Vec<Round>> = vec![Vec::new(); windows.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); windows.len()];
+    let mut direct = Vec::new();
+    for _ in 0..rounds {
+        for (w, &(_, window)) in windows.iter().enumerate() {
+            let round = sidecar_round(&editor, total, window).await;
+            let beside = rmcp_round(&clients, total).await;
+            ratios[w].push(round.calls_per_s / beside.calls_per_s);
+            through[w].push(round);
+            direct.push(beside);
+        }
+    }
+    let mut report = serde_json::Map::new();
+    for ((&(name, _), rounds), ratios) in windows.iter().zip(through).zip(ratios) {
+        let mut summary = summarize(rounds, total);
+        summary["median_ratio_to_direct_rmcp"] = json!(median_f64(ratios.clone()));
+        summary["ratios_to_direct_rmcp"] = json!(ratios);
+        report.insert(name.into(), summary);
     }
     // Routing: each name reaches its own server (10 concurrent `list_roots` per server).
     let checks = (0..SERVERS * 10).map(|i| {
@@ -320,70 +304,106 @@ pub async fn sidecar_throughput(home: &Path, windows: &[(&str, usize)]) -> Value
         json!({"calls": SERVERS * 10, "reached_own_server": routed}),
     );
     editor.shutdown_and_exit().await;
-    Value::Object(report)
-}
-
-fn summarize(rounds: Vec<Round>, total: usize) -> Value {
-    let mut rates: Vec<f64> = rounds.iter().map(|r| r.calls_per_s).collect();
-    rates.sort_by(f64::total_cmp);
-    let median = rates[rates.len() / 2];
-    json!({"calls": total, "servers": SERVERS, "median_calls_per_s": median, "rounds": rounds})
-}
-
-/// The same 1000 calls made directly over ten rmcp client connections, all at once.
-pub async fn rmcp_throughput() -> Value {
-    let total = reps(1000, 100);
-    let rounds = reps(5, 1);
-    let clients = join_all(
-        (0..SERVERS)
-            .map(|_| rmcp_client(crate::demo_command("legacy"), ProtocolVersion::V_2025_11_25)),
-    )
-    .await;
-    for c in &clients {
-        for _ in 0..5 {
-            c.call_tool(
-                CallToolRequestParams::new("add")
-                    .with_arguments(json!({"a": 0, "b": 0}).as_object().unwrap().clone()),
-            )
-            .await
-            .unwrap();
-        }
-    }
-    let mut all = Vec::new();
-    for _ in 0..rounds {
-        let t = Instant::now();
-        let calls = (0..total).map(|i| {
-            let client = &clients[i % SERVERS];
-            let (a, b) = expected(i);
-            async move {
-                let args = json!({"a": a, "b": b}).as_object().unwrap().clone();
-                let r = client
-                    .call_tool(CallToolRequestParams::new("add").with_arguments(args))
-                    .await;
-                r.ok()
-                    .and_then(|r| r.structured_content)
-                    .is_some_and(|s| s["sum"] == json!(a + b))
-            }
-        });
-        let answers = join_all(calls).await;
-        let wall = t.elapsed();
-        let ok = answers.iter().filter(|ok| **ok).count();
-        assert_eq!(
-            ok, total,
-            "direct rmcp answers that do not match their request"
-        );
-        all.push(Round {
-            wall_us: wall.as_secs_f64() * 1e6,
-            calls_per_s: ok as f64 / wall.as_secs_f64(),
-            ok,
-            wrong: total - ok,
-            ..Round::default()
-        });
-    }
     for c in clients {
         let _ = c.cancel().await;
     }
-    summarize(all, total)
+    json!({"sidecar": report, "direct_rmcp": summarize(direct, total)})
+}
+
+/// One round of `total` calls through the sidecar, at most `window` in flight.
+async fn sidecar_round(editor: &crate::support::TestEditor, total: usize, window: usize) -> Round {
+    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(window.min(total)));
+    let t = Instant::now();
+    let calls = (0..total).map(|i| {
+        let sem = sem.clone();
+        async move {
+            let _permit = sem.acquire_owned().await.unwrap();
+            let (a, b) = expected(i);
+            let params = json!({"command": "mcp-sidecar.callTool", "arguments": [
+                {"server": format!("s{}", i % SERVERS), "tool": "add", "arguments": {"a": a, "b": b}}]});
+            let (_, rx) = editor
+                .start_request("workspace/executeCommand", params)
+                .await;
+            let response = tokio::time::timeout(Duration::from_secs(60), rx)
+                .await
+                .expect("a callTool was never answered")
+                .unwrap();
+            (a + b, response)
+        }
+    });
+    let answers = join_all(calls).await;
+    let wall = t.elapsed();
+    let mut round = Round {
+        wall_us: wall.as_secs_f64() * 1e6,
+        ..Round::default()
+    };
+    for (sum, response) in answers {
+        if let Some(error) = response.get("error") {
+            if error["data"]["kind"] == "busy" {
+                round.busy += 1;
+            } else {
+                round.other_errors += 1;
+                round.first_other_error.get_or_insert(error.clone());
+            }
+        } else if response["result"]["structuredContent"]["sum"] == json!(sum) {
+            round.ok += 1;
+        } else {
+            round.wrong += 1;
+        }
+    }
+    round.calls_per_s = round.ok as f64 / wall.as_secs_f64();
+    // Refusals at the cap ("busy") are the sidecar's documented answer; anything else that is
+    // not the right sum is a lost or misrouted answer.
+    assert!(
+        round.wrong == 0 && round.other_errors == 0,
+        "answers that do not match their request: {round:?}"
+    );
+    round
+}
+
+/// The same `total` calls made directly over the ten rmcp client connections, all at once.
+async fn rmcp_round(
+    clients: &[rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>],
+    total: usize,
+) -> Round {
+    let t = Instant::now();
+    let calls = (0..total).map(|i| {
+        let client = &clients[i % SERVERS];
+        let (a, b) = expected(i);
+        async move {
+            let args = json!({"a": a, "b": b}).as_object().unwrap().clone();
+            let r = client
+                .call_tool(CallToolRequestParams::new("add").with_arguments(args))
+                .await;
+            r.ok()
+                .and_then(|r| r.structured_content)
+                .is_some_and(|s| s["sum"] == json!(a + b))
+        }
+    });
+    let answers = join_all(calls).await;
+    let wall = t.elapsed();
+    let ok = answers.iter().filter(|ok| **ok).count();
+    assert_eq!(
+        ok, total,
+        "direct rmcp answers that do not match their request"
+    );
+    Round {
+        wall_us: wall.as_secs_f64() * 1e6,
+        calls_per_s: ok as f64 / wall.as_secs_f64(),
+        ok,
+        wrong: total - ok,
+        ..Round::default()
+    }
+}
+
+fn summarize(rounds: Vec<Round>, total: usize) -> Value {
+    let rates: Vec<f64> = rounds.iter().map(|r| r.calls_per_s).collect();
+    json!({"calls": total, "servers": SERVERS, "median_calls_per_s": median_f64(rates), "rounds": rounds})
+}
+
+fn median_f64(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
 }
 
 /// The same over ten TypeScript SDK connections (one Node process), all at once.
@@ -459,17 +479,10 @@ pub async fn big_result(home: &Path) -> Value {
     let document = fixture::response_line(b"1", &result);
     let text_len = fixture::text_len(&result);
 
-    let mut parse = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let v: Value = serde_json::from_slice(&document).unwrap();
-        parse.push(t.elapsed());
-        drop(v);
-    }
-
     let (exe, env) = big_command(target);
     let tool = relay_big(
         home,
+        &document,
         n,
         "mcp-sidecar.callTool",
         json!({"server": "big", "tool": "big", "arguments": {}}),
@@ -485,6 +498,7 @@ pub async fn big_result(home: &Path) -> Value {
             .len();
     let resource = relay_big(
         home,
+        &document,
         n,
         "mcp-sidecar.readResource",
         json!({"server": "big", "uri": fixture::RESOURCE_URI}),
@@ -509,7 +523,8 @@ pub async fn big_result(home: &Path) -> Value {
     let _ = client.cancel().await;
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let (parse_ms, direct_ms) = (ms(median(parse)), ms(median(direct)));
+    let direct_ms = ms(median(direct));
+    let parse_ms = tool["parse_median_ms"].as_f64().unwrap();
     let relay_ms = tool["relay_median_ms"].as_f64().unwrap();
     let doc_kib = document.len() as f64 / 1024.0;
     let growth = |v: &Value| {
@@ -525,7 +540,7 @@ pub async fn big_result(home: &Path) -> Value {
         "relay_median_ms": relay_ms,
         "parse_once_median_ms": parse_ms,
         "direct_rmcp_median_ms": direct_ms,
-        "relay_vs_parse": relay_ms / parse_ms,
+        "relay_vs_parse": tool["relay_vs_parse"],
         "relay_vs_direct_rmcp": relay_ms / direct_ms,
         "sidecar_vmhwm_before_kib": tool["sidecar_vmhwm_before_kib"],
         "sidecar_vmhwm_after_kib": tool["sidecar_vmhwm_after_kib"],
@@ -534,16 +549,19 @@ pub async fn big_result(home: &Path) -> Value {
         "peak_vs_document": tool["sidecar_vmhwm_after_kib"].as_f64().unwrap() / doc_kib,
         "tool": tool,
         "resource": resource,
-        "resource_relay_vs_parse": resource["relay_median_ms"].as_f64().unwrap() / parse_ms,
+        "resource_relay_vs_parse": resource["relay_vs_parse"],
         "resource_peak_growth_vs_document": growth(&resource),
     })
 }
 
 /// One fresh sidecar with the fixture server: `n` big answers to `command`, each checked by
 /// `intact`; the times, VmHWM before and after, and how long VmRSS took to come back to within
-/// 20 % of what it was before the first answer.
+/// 20 % of what it was before the first answer. Right before each answer, one `serde_json` parse
+/// of `reference` in this process, timed: the machine's speed drifts within seconds, so each
+/// call is set against a parse of its own moment (`relay_vs_parse`: the median of those ratios).
 async fn relay_big(
     home: &Path,
+    reference: &[u8],
     n: usize,
     command: &str,
     arg: Value,
@@ -571,10 +589,17 @@ async fn relay_big(
     let hwm_before = proc_kib(pid, "VmHWM:");
     let rss_idle = proc_kib(pid, "VmRSS:");
     let mut relay = Vec::new();
+    let mut parse = Vec::new();
+    let mut ratios = Vec::new();
     for _ in 0..n {
+        let t = Instant::now();
+        let v: Value = serde_json::from_slice(reference).unwrap();
+        parse.push(t.elapsed());
+        drop(v);
         let t = Instant::now();
         let r = sidecar.editor.command_response(command, arg.clone()).await;
         relay.push(t.elapsed());
+        ratios.push(relay[relay.len() - 1].as_secs_f64() / parse[parse.len() - 1].as_secs_f64());
         assert!(
             intact(&r),
             "big {command}: not relayed intact: {}",
@@ -594,6 +619,8 @@ async fn relay_big(
     sidecar.editor.shutdown_and_exit().await;
     json!({
         "relay_median_ms": median(relay).as_secs_f64() * 1e3,
+        "parse_median_ms": median(parse).as_secs_f64() * 1e3,
+        "relay_vs_parse": median_f64(ratios),
         "sidecar_vmhwm_before_kib": hwm_before,
         "sidecar_vmhwm_after_kib": hwm_after,
         "sidecar_vmrss_idle_kib": rss_idle,
