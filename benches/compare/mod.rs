@@ -4,6 +4,7 @@
 //! `benches/peers/`; a peer whose environment variable is unset is skipped with a line saying so.
 
 pub mod fixture;
+pub mod lsp_relay;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -172,18 +173,24 @@ pub async fn event_loop_client(home: &Path) -> Value {
         &crate::calls().to_string(),
         "--warmup",
         &warmup().to_string(),
+        // The bench binary as the floor of an LSP relay (`lsp_relay`).
+        "--relay",
+        &std::env::current_exe().unwrap().display().to_string(),
     ]);
     let out = run_json(cmd).await;
     let of = |path: &str| latencies(&json!({"latencies_us": out["latencies_us"][path]}));
-    let (sidecar, socat, direct) = (of("sidecar"), of("socat"), of("direct"));
+    let (sidecar, socat, direct, relay) = (of("sidecar"), of("socat"), of("direct"), of("relay"));
     json!({
         "client": out["client"],
         "sidecar": sidecar,
         "socat": socat,
         "direct": direct,
+        "minimal_lsp_relay": relay,
         "ratio_median_sidecar_vs_socat": sidecar.median_us / socat.median_us,
         "ratio_p99_sidecar_vs_socat": sidecar.p99_us / socat.p99_us,
         "ratio_median_socat_vs_direct": socat.median_us / direct.median_us,
+        "ratio_median_relay_vs_socat": relay.median_us / socat.median_us,
+        "ratio_median_sidecar_vs_relay": sidecar.median_us / relay.median_us,
         "cpu_us_per_call": out["cpu_us_per_call"],
     })
 }

@@ -5,12 +5,14 @@
 //            demo server (one extra process hop, doing the relay's work);
 //   socat    MCP `tools/call` to the same kind of demo server through `socat` (one extra process
 //            hop doing no work: the floor of a relay on this machine);
-//   direct   MCP `tools/call` to a demo server it spawns itself (no hop).
+//   direct   MCP `tools/call` to a demo server it spawns itself (no hop);
+//   relay    (with `--relay`) the same LSP call through the bench binary as a minimal LSP relay
+//            (benches/compare/lsp_relay.rs: the least a hop that speaks LSP to the editor does).
 // After the warm-up it interleaves blocks of calls over the three, so a slow moment of the
 // machine costs each path alike. Every answer is checked. Prints one JSON object on stdout.
 //
 //   node benches/peers/lsp_client.mjs --bin PATH --home DIR [--calls N] [--warmup W] [--block B]
-//     [--compare PATH]
+//     [--compare PATH] [--relay BENCH_BINARY]
 // `--compare` adds a fourth path, `compare`: the same as `sidecar` through another sidecar binary
 // (an A/B of a change on a noisy machine, interleaved like the rest; the bench does not use it).
 import { spawn } from "node:child_process";
@@ -27,6 +29,7 @@ const { values: opts } = parseArgs({
     block: { type: "string", default: "50" },
     socat: { type: "string", default: "socat" },
     compare: { type: "string" },
+    relay: { type: "string" },
   },
 });
 if (!opts.bin || !opts.home) {
@@ -112,10 +115,10 @@ async function mcp(command, args) {
   return { call, pid: p.proc.pid, close: () => p.proc.stdin.end() };
 }
 
-async function sidecar(bin = opts.bin) {
+async function sidecar(bin = opts.bin, env = {}) {
   let running;
   const up = new Promise((resolve) => (running = resolve));
-  const p = peer(bin, [], { XDG_CONFIG_HOME: opts.home, MCP_SIDECAR_LOG: "warn" }, "lsp", (n) => {
+  const p = peer(bin, [], { XDG_CONFIG_HOME: opts.home, MCP_SIDECAR_LOG: "warn", ...env }, "lsp", (n) => {
     if (n.method === "mcp-sidecar/serverStatus" && n.params?.state === "running") running();
   });
   const servers = { demo: { command: opts.bin, args: serverArgs, protocolVersion: "2025-11-25" } };
@@ -151,6 +154,14 @@ const paths = {
   socat: await mcp(opts.socat, ["-b", "1048576", "STDIO", `EXEC:${[opts.bin, ...serverArgs].join(" ")},pipes`]),
   direct: await mcp(opts.bin, serverArgs),
   ...(opts.compare ? { compare: await sidecar(resolve(opts.compare)) } : {}),
+  ...(opts.relay
+    ? {
+        relay: await sidecar(resolve(opts.relay), {
+          BENCH_ROLE: "lsp-relay",
+          BENCH_RELAY_COMMAND: JSON.stringify([opts.bin, ...serverArgs]),
+        }),
+      }
+    : {}),
 };
 const samples = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
 for (const path of Object.values(paths)) for (let i = 0; i < Number(opts.warmup); i++) await path.call();
