@@ -347,8 +347,11 @@ pub struct CallToolArgs {
 }
 
 /// A JSON object kept as the text it came in: a tool's arguments go to the server as the
-/// editor wrote them, with no tree built on the way (docs/architecture.md, "The hot path").
-/// Reading one checks that it is an object, as a `Map` would.
+/// editor wrote them, with no tree built on the way (docs/architecture.md, "One big result").
+/// Reading one checks that it is an object. It is valid JSON, but it may still be JSON that
+/// `serde_json` cannot read into a `Map` (a lone surrogate escape, a number past `f64`, nesting
+/// past 128): written as it came, such text reaches the server, which judges its arguments; read
+/// into an object ([`ObjectText::to_map`]), it is an error.
 #[derive(Debug, Clone)]
 pub struct ObjectText(Box<serde_json::value::RawValue>);
 
@@ -358,9 +361,8 @@ impl ObjectText {
     }
 
     /// The object as an object (for a caller that must look inside).
-    pub fn to_map(&self) -> serde_json::Map<String, Value> {
-        // It is a JSON object: it was checked when read.
-        serde_json::from_str(self.0.get()).unwrap_or_default()
+    pub fn to_map(&self) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+        serde_json::from_str(self.0.get())
     }
 
     pub fn into_raw(self) -> Box<serde_json::value::RawValue> {
@@ -370,7 +372,10 @@ impl ObjectText {
 
 impl PartialEq for ObjectText {
     fn eq(&self, other: &Self) -> bool {
-        self.to_map() == other.to_map()
+        match (self.to_map(), other.to_map()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => self.get() == other.get(),
+        }
     }
 }
 

@@ -458,8 +458,14 @@ impl Connection {
         {
             tracing::debug!(server = %self.server, "listing tools before the first call failed: {e}");
         }
-        self.exchange(ToolCall::new(name, arguments), progress)
-            .await
+        // Arguments as text are written as they came only where the sidecar writes the line
+        // (`direct`); elsewhere rmcp's typed request needs the object.
+        let call = ToolCall::new(name, arguments, self.direct.is_some()).map_err(|e| {
+            CallError::Refused(format!(
+                "the arguments for {name} cannot be read as an object: {e}"
+            ))
+        })?;
+        self.exchange(call, progress).await
     }
 
     /// Runs `prompts/get` to completion (see [`Connection::exchange`]).
@@ -861,7 +867,12 @@ struct ToolCall {
 }
 
 impl ToolCall {
-    fn new(name: &str, arguments: Option<ToolArguments>) -> Self {
+    /// The call, its arguments kept as text when `as_text` (the line is written here).
+    fn new(
+        name: &str,
+        arguments: Option<ToolArguments>,
+        as_text: bool,
+    ) -> Result<Self, serde_json::Error> {
         let mut call = ToolCall {
             params: CallToolRequestParams::new(name.to_string()),
             text: None,
@@ -871,25 +882,27 @@ impl ToolCall {
             // JSON's whitespace may be a line break, which must not reach a line-delimited
             // server: such text is read into the object and written compact.
             Some(ToolArguments::Text(text))
-                if memchr::memchr2(b'\n', b'\r', text.get().as_bytes()).is_some() =>
+                if as_text && memchr::memchr2(b'\n', b'\r', text.get().as_bytes()).is_none() =>
             {
-                call.params.arguments = Some(text.to_map());
+                call.text = Some(text.into_raw());
             }
-            Some(ToolArguments::Text(text)) => call.text = Some(text.into_raw()),
+            Some(ToolArguments::Text(text)) => call.params.arguments = Some(text.to_map()?),
             None => {}
         }
-        call
+        Ok(call)
     }
 }
 
 impl Exchange for ToolCall {
     const METHOD: &'static str = CallToolRequestParams::METHOD;
     type Result = <CallToolRequestParams as Exchange>::Result;
-    fn request(mut self) -> ClientRequest {
-        if let Some(text) = self.text.take() {
-            // Checked to be an object when it was read (`contract::ObjectText`).
-            self.params.arguments = serde_json::from_str(text.get()).ok();
-        }
+    fn request(self) -> ClientRequest {
+        // Made only for a session whose lines rmcp writes, so its arguments are an object
+        // (`ToolCall::new`).
+        debug_assert!(
+            self.text.is_none(),
+            "a tools/call with text arguments for rmcp"
+        );
         self.params.request()
     }
     fn set_meta(&mut self, meta: RequestMetaObject) {
@@ -919,42 +932,67 @@ exchange!(
 mod tests {
     use super::*;
 
-    /// Arguments that came as the editor's text are written as that text, the rest of the
-    /// request as rmcp writes it; rmcp's typed request (other sessions) gets them as the object.
+    /// Arguments that came as the editor's text are written as that text where the sidecar
+    /// writes the line; rmcp's typed request (other sessions) gets them as the object.
     #[test]
     fn a_tool_calls_text_arguments_are_written_as_they_came() {
         let text = r#"{"b":  [1, {"c":"é\n"}], "a":2}"#;
         let object: crate::contract::ObjectText = serde_json::from_str(text).unwrap();
-        let mut call = ToolCall::new("add", Some(ToolArguments::Text(object.clone())));
-        call.set_meta(RequestMetaObject::with_progress_token(
-            rmcp::model::ProgressToken(rmcp::model::RequestId::Number(7)),
-        ));
+        let arguments = || Some(ToolArguments::Text(object.clone()));
+        let meta = || {
+            RequestMetaObject::with_progress_token(rmcp::model::ProgressToken(
+                rmcp::model::RequestId::Number(7),
+            ))
+        };
+        let mut call = ToolCall::new("add", arguments(), true).unwrap();
+        call.set_meta(meta());
         let line = serde_json::to_string(&call).unwrap();
         assert!(line.contains(&format!(r#""arguments":{text}"#)), "{line}");
         let mut typed = CallToolRequestParams::new("add");
-        typed.arguments = Some(object.to_map());
-        typed.set_meta(RequestMetaObject::with_progress_token(
-            rmcp::model::ProgressToken(rmcp::model::RequestId::Number(7)),
-        ));
+        typed.arguments = Some(object.to_map().unwrap());
+        typed.set_meta(meta());
         assert_eq!(
             serde_json::from_str::<Value>(&line).unwrap(),
             serde_json::to_value(&typed).unwrap(),
             "the same request"
         );
-        let ClientRequest::CallToolRequest(request) = call.request() else {
+        let ClientRequest::CallToolRequest(request) =
+            ToolCall::new("add", arguments(), false).unwrap().request()
+        else {
             panic!("not a tools/call")
         };
         assert_eq!(request.params.arguments, typed.arguments);
         // Without arguments, none are written.
-        let bare = ToolCall::new("add", None);
+        let bare = ToolCall::new("add", None, true).unwrap();
         assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"name":"add"}"#);
         // Text with line breaks (JSON whitespace) would cut a line to a stdio server in two: it
         // is written compact.
         let pretty = "{\r\n  \"a\": 1,\n  \"b\": \"x\\ny\"\n}";
         let object: crate::contract::ObjectText = serde_json::from_str(pretty).unwrap();
-        let call = ToolCall::new("add", Some(ToolArguments::Text(object)));
+        let call = ToolCall::new("add", Some(ToolArguments::Text(object)), true).unwrap();
         let line = serde_json::to_string(&call).unwrap();
         assert_eq!(line, r#"{"name":"add","arguments":{"a":1,"b":"x\ny"}}"#);
+    }
+
+    /// Valid JSON that serde_json cannot read into an object goes to a server whose line the
+    /// sidecar writes as it came (the server judges its arguments); where rmcp needs the object
+    /// it is an error, never an empty or partial object.
+    #[test]
+    fn arguments_serde_cannot_read_are_relayed_or_refused_never_dropped() {
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+        for text in [r#"{"a":"\ud800"}"#, r#"{"a":1e400}"#, deep.as_str()] {
+            let object: crate::contract::ObjectText = serde_json::from_str(text).unwrap();
+            let call = ToolCall::new("t", Some(ToolArguments::Text(object.clone())), true).unwrap();
+            let line = serde_json::to_string(&call).unwrap();
+            assert!(
+                line.ends_with(&format!(r#""arguments":{text}}}"#)),
+                "{line}"
+            );
+            assert!(
+                ToolCall::new("t", Some(ToolArguments::Text(object)), false).is_err(),
+                "{text}"
+            );
+        }
     }
 
     /// The editor's arguments must be an object, as the `Map` they used to be read into.
@@ -972,6 +1010,6 @@ mod tests {
             serde_json::json!({"server": "s", "tool": "t", "arguments": {"a": 1}}),
         )
         .unwrap();
-        assert_eq!(value.arguments.unwrap().to_map()["a"], 1);
+        assert_eq!(value.arguments.unwrap().to_map().unwrap()["a"], 1);
     }
 }
