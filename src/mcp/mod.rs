@@ -16,6 +16,7 @@ mod process;
 mod raw;
 pub mod relay;
 pub mod requester;
+mod scan;
 mod stdio;
 mod supervisor;
 mod transport;

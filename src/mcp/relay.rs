@@ -3,7 +3,8 @@
 //! A `tools/call`, `resources/read` or `prompts/get` answer of [`RELAY_MIN_BYTES`] or more is
 //! read by the stdio transport in one validating scan that builds no tree ([`stand_in`]): the
 //! whole line's syntax, with the result's top-level members kept as raw JSON (UTF-8 checked,
-//! as a full parse checks it). Only what the sidecar must look at is read (`resultType`: an `input_required` round
+//! as a full parse checks it). The transport does that scan a read at a time while the line
+//! comes in ([`super::scan`]), so little is left to check once its last byte is there. Only what the sidecar must look at is read (`resultType`: an `input_required` round
 //! goes the usual way; `isError`, `_meta` and the small members are kept as they are). The
 //! result's bytes go to a side table keyed by a token, and rmcp gets a small stand-in (the big
 //! members emptied, the token in `_meta` under [`token_meta`]), so its types, the response
@@ -33,6 +34,8 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+pub(super) use super::scan::Outline;
 
 /// Answers at least this long (the whole line) are relayed raw.
 pub const RELAY_MIN_BYTES: usize = 64 * 1024;
@@ -330,51 +333,82 @@ pub fn stand_in(
     text: Option<&str>,
     is_relayed: impl FnOnce(&str) -> bool,
 ) -> Option<Vec<u8>> {
-    // One scan of the whole line: its syntax, and the result's members each as raw JSON
-    // (UTF-8 checked, as a full parse does, unless it is known already), building no tree.
+    stand_in_from(line, &outline(line, text)?, is_relayed)
+}
+
+/// Where the parts of an answer lie in `line`, read in one `serde_json` scan of the whole line:
+/// its syntax, and the result's members each as raw JSON (UTF-8 checked, as a full parse does,
+/// unless `text` says it is known already), building no tree. The transport has the same
+/// outline from [`super::scan::Scan`] as the line came in, with no scan left to do.
+pub(super) fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
     // Where the result lies is found from pointers into `line`: a `text` that is not that line
     // finds no result there and the line goes the usual way.
     let head: Head = match text {
         Some(text) => serde_json::from_str(text).ok()?,
         None => serde_json::from_slice(line).ok()?,
     };
-    if !is_relayed(head.id.get()) {
+    let offset = |s: &str| {
+        let at = (s.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+        (at + s.len() <= line.len()).then_some(at..at + s.len())
+    };
+    let members = head.result.0;
+    let result = object_span(line, &members)?;
+    if has_surrogate_escape(&line[result.clone()]) {
         return None;
     }
-    let members = head.result.0;
-    let span = object_span(line, &members)?;
-    if has_surrogate_escape(&line[span.clone()]) {
+    Some(Outline {
+        id: offset(head.id.get())?,
+        members: members
+            .iter()
+            .map(|(key, value)| Some((offset(key)?, offset(value.get())?)))
+            .collect::<Option<_>>()?,
+        result,
+    })
+}
+
+/// [`stand_in`] for a line whose parts were found already: `outline` must be of this very line
+/// and say it is JSON whose strings are UTF-8 ([`outline`], or the transport's
+/// [`super::scan::Scan`] over a line the codec checked).
+pub(super) fn stand_in_from(
+    line: &Bytes,
+    outline: &Outline,
+    is_relayed: impl FnOnce(&str) -> bool,
+) -> Option<Vec<u8>> {
+    // The outline's ranges lie on character boundaries of UTF-8 text (JSON's own punctuation).
+    let part = |r: &std::ops::Range<usize>| std::str::from_utf8(line.get(r.clone())?).ok();
+    let id = part(&outline.id)?;
+    if !is_relayed(id) {
         return None;
     }
     let mut small = String::with_capacity(256);
     small.push('{');
     let mut meta = None;
-    for (key, value) in &members {
-        let raw = value.get();
-        match *key {
-            "resultType" if raw != r#""complete""# => return None,
+    for (key, value) in &outline.members {
+        let key = part(key)?;
+        match key {
+            "resultType" if part(value)? != r#""complete""# => return None,
             "_meta" => {
-                meta = Some(serde_json::from_str::<serde_json::Map<String, Value>>(raw).ok()?);
+                meta = Some(
+                    serde_json::from_str::<serde_json::Map<String, Value>>(part(value)?).ok()?,
+                );
                 continue;
             }
             _ => {}
         }
         small.push_str(&serde_json::to_string(key).ok()?);
         small.push(':');
-        if raw.len() > BIG_MEMBER {
-            small.push_str(match raw.as_bytes()[0] {
-                b'[' => "[]",
-                b'{' => "{}",
-                b'"' => "\"\"",
-                _ => raw,
-            });
-        } else {
-            small.push_str(raw);
-        }
+        let raw = line.get(value.clone())?;
+        // A big member is emptied, not looked at past its first byte (nor checked again).
+        small.push_str(match raw.first() {
+            Some(b'[') if raw.len() > BIG_MEMBER => "[]",
+            Some(b'{') if raw.len() > BIG_MEMBER => "{}",
+            Some(b'"') if raw.len() > BIG_MEMBER => "\"\"",
+            _ => part(value)?,
+        });
         small.push(',');
     }
     // The result's bytes are a slice of the line: stored without a copy.
-    let token = store(line.slice(span));
+    let token = store(line.slice(outline.result.clone()));
     let mut meta = meta.unwrap_or_default();
     meta.insert(token_meta().into(), token.into());
     small.push_str("\"_meta\":");
@@ -382,7 +416,7 @@ pub fn stand_in(
     small.push('}');
     let mut out = Vec::with_capacity(small.len() + 64);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(head.id.get().as_bytes());
+    out.extend_from_slice(id.as_bytes());
     out.extend_from_slice(br#","result":"#);
     out.extend_from_slice(small.as_bytes());
     out.push(b'}');

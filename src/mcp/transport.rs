@@ -23,7 +23,8 @@ use super::direct::Direct;
 use super::flood;
 use super::process::Diagnostics;
 use super::raw;
-use super::relay;
+use super::relay::{self, Outline};
+use super::scan::Scan;
 
 /// The read buffer's usual size.
 const READ_BUFFER: usize = 64 * 1024;
@@ -220,9 +221,11 @@ impl StdioTransport {
 /// Newline-delimited lines of at most `max_bytes`, found with `memchr` (tokio-util's
 /// `AnyDelimiterCodec` compares byte by byte: milliseconds on a 10 MiB answer).
 ///
-/// A line of [`relay::RELAY_MIN_BYTES`] or more is also checked for UTF-8 as it comes in, a read
-/// at a time, while the server is still writing the rest ([`LineCodec::checked`]): the relay's
-/// scan then reads it as text and need not check it again after the whole line is there.
+/// A line of [`relay::RELAY_MIN_BYTES`] or more is also checked as it comes in, a read at a
+/// time, while the server is still writing the rest: for UTF-8 ([`LineCodec::checked`]) and
+/// for its JSON syntax, with where an answer's parts lie ([`LineCodec::take_outline`]). The
+/// relay then needs no scan of its own after the whole line is there, and the event loop is
+/// held a read's worth at a time instead of the whole line's at the end.
 pub struct LineCodec {
     max_bytes: usize,
     /// How much of the buffer is known to hold no newline.
@@ -234,6 +237,10 @@ pub struct LineCodec {
     utf8: Option<usize>,
     /// Whether the line last returned is known to be UTF-8.
     checked: bool,
+    /// The long line's syntax, checked as it comes ([`Scan`]), and the outline it gave of the
+    /// line last returned.
+    scan: Scan,
+    outline: Option<Outline>,
 }
 
 impl LineCodec {
@@ -244,7 +251,15 @@ impl LineCodec {
             long: relay::RELAY_MIN_BYTES,
             utf8: Some(0),
             checked: false,
+            scan: Scan::default(),
+            outline: None,
         }
+    }
+
+    /// Where the parts of the line last returned lie, when it was checked as it came
+    /// ([`LineCodec::checked`]) and is an answer with a result object ([`Scan`]); taken once.
+    pub fn take_outline(&mut self) -> Option<Outline> {
+        self.outline.take()
     }
 
     /// Whether the line last returned was checked whole and is UTF-8 (only long lines are).
@@ -288,6 +303,7 @@ impl Decoder for LineCodec {
             }
             if buf.len() >= self.long {
                 self.check_utf8(buf, false);
+                self.scan.feed(buf);
             }
             return Ok(None);
         };
@@ -297,6 +313,14 @@ impl Decoder for LineCodec {
         }
         self.checked = at >= self.long && self.check_utf8(&buf[..at], true);
         self.utf8 = Some(0);
+        let mut scan = std::mem::take(&mut self.scan);
+        self.outline = self
+            .checked
+            .then(|| {
+                scan.feed(&buf[..at]);
+                scan.finish()
+            })
+            .flatten();
         let mut line = buf.split_to(at + 1);
         line.truncate(at);
         Ok(Some(line.freeze()))
@@ -310,6 +334,8 @@ impl Decoder for LineCodec {
                 self.scanned = 0;
                 self.checked = false;
                 self.utf8 = Some(0);
+                self.scan = Scan::default();
+                self.outline = None;
                 Ok(Some(buf.split().freeze()))
             }
             None => Ok(None),
@@ -335,7 +361,7 @@ impl StdioTransport {
 
     /// A big answer to a pending relayed request (rmcp's or one made past it), as the small
     /// stand-in line its caller gets instead ([`relay`]).
-    fn relay(&self, line: &bytes::Bytes) -> Option<Vec<u8>> {
+    fn relay(&mut self, line: &bytes::Bytes) -> Option<Vec<u8>> {
         if line.len() < relay::RELAY_MIN_BYTES
             || (self.relayed.lock().is_empty() && !self.direct.waiting())
         {
@@ -346,7 +372,12 @@ impl StdioTransport {
             // (`LineCodec::check_utf8`), and `checked` is about the line it returned last.
             unsafe { std::str::from_utf8_unchecked(line) }
         });
-        let small = relay::stand_in(line, text, |id| {
+        // Outlined as it came; else (a line too unusual for that scan) read again here.
+        let outline = match self.reader.codec.take_outline() {
+            Some(outline) => outline,
+            None => relay::outline(line, text)?,
+        };
+        let small = relay::stand_in_from(line, &outline, |id| {
             serde_json::from_str::<RequestId>(id)
                 .is_ok_and(|id| self.direct.is_pending(&id) || self.relayed.lock().contains(&id))
         })?;
@@ -953,6 +984,51 @@ mod tests {
                 let text = line.len() >= 16 && std::str::from_utf8(line).is_ok();
                 proptest::prop_assert_eq!(*checked, text, "line {:?}", String::from_utf8_lossy(line));
             }
+        }
+
+        /// Long answers are outlined as they come, a read at a time: for each line the codec
+        /// returns, the same outline the relay's one `serde_json` scan finds after the fact.
+        #[test]
+        fn long_answers_are_outlined_as_they_come(
+            lines in proptest::collection::vec(
+                (0u32..3, "[^\n\"\\\\]{0,60}", proptest::option::of((0usize..200, 0u8..0x80))),
+                1..6,
+            ),
+            cuts in proptest::collection::vec(1usize..40, 1..60),
+        ) {
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|(id, text, flip)| {
+                    let mut bytes = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":false}}}}"#
+                    )
+                    .into_bytes();
+                    if let Some((at, byte)) = flip.filter(|&(_, b)| b != b'\n') {
+                        let at = at % bytes.len();
+                        bytes[at] = byte;
+                    }
+                    bytes
+                })
+                .collect();
+            let stream: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+            let mut codec = LineCodec::new(1 << 20);
+            codec.long = 16;
+            let mut buf = bytes::BytesMut::new();
+            let (mut at, mut cut) = (0, cuts.iter().cycle());
+            let mut got = 0;
+            while at < stream.len() {
+                let end = (at + cut.next().unwrap()).min(stream.len());
+                buf.extend_from_slice(&stream[at..end]);
+                at = end;
+                while let Some(line) = codec.decode(&mut buf).unwrap() {
+                    let text = std::str::from_utf8(&line).ok();
+                    let expected = relay::outline(&line, text);
+                    proptest::prop_assert_eq!(codec.take_outline(), expected, "{:?}", text);
+                    proptest::prop_assert_eq!(codec.take_outline(), None, "taken once");
+                    got += 1;
+                }
+            }
+            proptest::prop_assert_eq!(got, lines.len());
         }
     }
 

@@ -1,0 +1,682 @@
+//! A JSON line checked as it comes in, a read at a time (issue 18).
+//!
+//! A big answer arrives in many reads while the server is still writing it. The relay used to
+//! wait for the whole line and then check it in one `serde_json` scan: about a third of what a
+//! 10 MiB answer cost on its way to the editor, all of it after the last byte came. [`Scan`]
+//! checks the syntax of each read's bytes as they come (a push-down state machine that stops
+//! anywhere, even inside a number or an escape) and notes where the answer's parts lie: the
+//! `id`, the `result` and the result's members (the [`Outline`] [`relay::stand_in`] needs). When
+//! the newline comes, only the last read is left to check.
+//!
+//! It accepts only JSON (RFC 8259: no trailing commas, no comments, no control characters in
+//! strings, no leading zeros or lone signs), at most [`MAX_DEPTH`] containers deep. It gives no
+//! outline, and the line goes the usual way (one `serde_json` scan, then rmcp's parse, with
+//! their errors), for anything unusual: an answer that is no object or lacks an `id` or a
+//! `result` object, a key at those levels with an escape, a member named twice there, and any
+//! `\uD800`–`\uDFFF` escape (serde_json's scan accepts a lone one, which a full parse refuses).
+//! UTF-8 is the codec's check, not this one's. A test holds the outline to what the
+//! `serde_json` reading finds, split at every point.
+//!
+//! [`relay::stand_in`]: super::relay::stand_in
+
+use std::ops::Range;
+
+/// Containers nested deeper than this give no outline (serde_json refuses past 128).
+pub const MAX_DEPTH: usize = 100;
+
+/// Where a complete answer's parts lie in its line: byte ranges, each a whole JSON value
+/// without the whitespace around it (a key without its quotes).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outline {
+    pub id: Range<usize>,
+    /// The result object, from its `{` to its `}`.
+    pub result: Range<usize>,
+    /// The result's members in order: the key's text between its quotes, and the value.
+    pub members: Vec<(Range<usize>, Range<usize>)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// A value must come: at the start, after `:`, after `,` in an array.
+    Value,
+    /// After `[`: a value or `]`.
+    ValueOrClose,
+    /// After `{`: a key or `}`.
+    KeyOrClose,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a key: `:`.
+    Colon,
+    /// After a value in a container: `,` or the container's close.
+    Next,
+    /// After the top value: only whitespace.
+    End,
+    /// In a string.
+    Str,
+    /// After a backslash in a string.
+    Escape,
+    /// In `\u`, this many hex digits read.
+    Unicode(u8),
+    /// After `-`: a digit must come.
+    Minus,
+    /// After a leading `0`.
+    Zero,
+    /// In the integer digits.
+    Int,
+    /// After `.`: a digit must come.
+    Dot,
+    /// In the fraction's digits.
+    Frac,
+    /// After `e`: a sign or a digit.
+    Exp,
+    /// After the exponent's sign: a digit must come.
+    ExpSign,
+    /// In the exponent's digits.
+    ExpInt,
+    /// In `true`, `false` or `null`: the letters still to come.
+    Literal(&'static [u8]),
+    /// Not JSON, or nothing to outline: the rest is not looked at.
+    Failed,
+}
+
+/// Which member of the answer's top object is being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Top {
+    Id,
+    Result,
+    Other,
+}
+
+/// One line's check so far. [`Scan::feed`] the line's bytes in order, then [`Scan::finish`].
+#[derive(Debug)]
+pub struct Scan {
+    state: State,
+    /// Bytes fed so far: where the next byte lies in the line.
+    at: usize,
+    /// Open containers, innermost last: true for an object.
+    stack: Vec<bool>,
+    /// Whether the string being read is a key.
+    in_key: bool,
+    /// Where the string being read starts (after its quote), and whether it has an escape.
+    str_start: usize,
+    str_escaped: bool,
+    /// The first hex digit of a `\u` escape, to tell a surrogate.
+    hex_first: u8,
+    /// The top object's member being read, and where its value starts.
+    top: Top,
+    top_start: usize,
+    id: Option<Range<usize>>,
+    result: Option<Range<usize>>,
+    /// The result's member being read: its key, and where its value starts.
+    key: Range<usize>,
+    member_start: usize,
+    members: Vec<(Range<usize>, Range<usize>)>,
+    /// Where the number or literal being read started.
+    token_start: usize,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            state: State::Value,
+            at: 0,
+            stack: Vec::new(),
+            in_key: false,
+            str_start: 0,
+            str_escaped: false,
+            hex_first: 0,
+            top: Top::Other,
+            top_start: 0,
+            id: None,
+            result: None,
+            key: 0..0,
+            member_start: 0,
+            members: Vec::new(),
+            token_start: 0,
+        }
+    }
+}
+
+/// The offset of the first `"`, `\` or control character in `s`, eight bytes at a time.
+#[inline]
+fn special(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let w = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        // A byte of zero in `quote`/`backslash`, or under 0x20 in `w`: the lowest flag found
+        // this way is exact (higher ones may be borrows), and the lowest is all that is used.
+        let found = (quote.wrapping_sub(ONES) & !quote
+            | backslash.wrapping_sub(ONES) & !backslash
+            | w.wrapping_sub(ONES * 0x20) & !w)
+            & HIGH;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    s[i..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| i + p)
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl Scan {
+    /// The line so far: what is past [`Scan::len`] is new (the line only ever grows).
+    pub fn feed(&mut self, line: &[u8]) {
+        let mut i = self.at;
+        self.at = line.len();
+        while i < line.len() {
+            let b = line[i];
+            match self.state {
+                // Text runs to the next quote, backslash or control character, and a
+                // one-letter escape is stepped over here: the text of a big answer (a file,
+                // a log) escapes a newline or a quote every few dozen bytes.
+                State::Str => loop {
+                    let Some(p) = special(&line[i..]) else {
+                        return;
+                    };
+                    i += p;
+                    match line[i] {
+                        b'"' => {
+                            self.string_done(line, i);
+                            break;
+                        }
+                        b'\\' => {
+                            self.str_escaped = true;
+                            if let Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') =
+                                line.get(i + 1)
+                            {
+                                i += 2;
+                                continue;
+                            }
+                            self.state = State::Escape;
+                            break;
+                        }
+                        _ => return self.fail(),
+                    }
+                },
+                State::Escape => match b {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                        self.state = State::Str
+                    }
+                    b'u' => self.state = State::Unicode(0),
+                    _ => return self.fail(),
+                },
+                State::Unicode(n) => {
+                    if !b.is_ascii_hexdigit() {
+                        return self.fail();
+                    }
+                    match n {
+                        0 => self.hex_first = b,
+                        // `\uD800`–`\uDFFF`: see the module's note.
+                        1 if matches!(self.hex_first, b'd' | b'D')
+                            && matches!(b, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F') =>
+                        {
+                            return self.fail();
+                        }
+                        _ => {}
+                    }
+                    self.state = if n == 3 {
+                        State::Str
+                    } else {
+                        State::Unicode(n + 1)
+                    };
+                }
+                State::Value | State::ValueOrClose => {
+                    if is_space(b) {
+                    } else if b == b']' && self.state == State::ValueOrClose {
+                        if !self.close(false, i) {
+                            return;
+                        }
+                    } else if !self.value(b, i) {
+                        return;
+                    }
+                }
+                State::KeyOrClose | State::Key => {
+                    if is_space(b) {
+                    } else if b == b'"' {
+                        self.in_key = true;
+                        self.str_start = i + 1;
+                        self.str_escaped = false;
+                        self.state = State::Str;
+                    } else if b == b'}' && self.state == State::KeyOrClose {
+                        if !self.close(true, i) {
+                            return;
+                        }
+                    } else {
+                        return self.fail();
+                    }
+                }
+                State::Colon => {
+                    if is_space(b) {
+                    } else if b == b':' {
+                        self.state = State::Value;
+                    } else {
+                        return self.fail();
+                    }
+                }
+                State::Next => {
+                    if is_space(b) {
+                    } else if b == b',' {
+                        self.state = if self.stack.last() == Some(&true) {
+                            State::Key
+                        } else {
+                            State::Value
+                        };
+                    } else if b == b'}' || b == b']' {
+                        if !self.close(b == b'}', i) {
+                            return;
+                        }
+                    } else {
+                        return self.fail();
+                    }
+                }
+                State::End => {
+                    if !is_space(b) {
+                        return self.fail();
+                    }
+                }
+                State::Minus => match b {
+                    b'0' => self.state = State::Zero,
+                    b'1'..=b'9' => self.state = State::Int,
+                    _ => return self.fail(),
+                },
+                State::Zero | State::Int | State::Frac | State::ExpInt => match (self.state, b) {
+                    (State::Int | State::Frac | State::ExpInt, b'0'..=b'9') => {}
+                    (State::Zero | State::Int, b'.') => self.state = State::Dot,
+                    (State::Zero | State::Int | State::Frac, b'e' | b'E') => {
+                        self.state = State::Exp
+                    }
+                    _ => {
+                        // The number ended before this byte, which is read again.
+                        self.value_done(i);
+                        continue;
+                    }
+                },
+                State::Dot => match b {
+                    b'0'..=b'9' => self.state = State::Frac,
+                    _ => return self.fail(),
+                },
+                State::Exp => match b {
+                    b'+' | b'-' => self.state = State::ExpSign,
+                    b'0'..=b'9' => self.state = State::ExpInt,
+                    _ => return self.fail(),
+                },
+                State::ExpSign => match b {
+                    b'0'..=b'9' => self.state = State::ExpInt,
+                    _ => return self.fail(),
+                },
+                State::Literal(rest) => {
+                    if rest[0] != b {
+                        return self.fail();
+                    }
+                    if rest.len() == 1 {
+                        self.value_done(i + 1);
+                    } else {
+                        self.state = State::Literal(&rest[1..]);
+                    }
+                }
+                State::Failed => return,
+            }
+            i += 1;
+        }
+    }
+
+    /// The line is complete: its outline, if it is JSON with one.
+    pub fn finish(mut self) -> Option<Outline> {
+        if matches!(
+            self.state,
+            State::Zero | State::Int | State::Frac | State::ExpInt
+        ) {
+            self.value_done(self.at);
+        }
+        if self.state != State::End {
+            return None;
+        }
+        let (id, result) = (self.id?, self.result?);
+        // An object without members is no big result.
+        if self.members.is_empty() {
+            return None;
+        }
+        Some(Outline {
+            id,
+            result,
+            members: self.members,
+        })
+    }
+
+    fn fail(&mut self) {
+        self.state = State::Failed;
+    }
+
+    /// A value starts with `b` at `at`; false when that fails the line.
+    fn value(&mut self, b: u8, at: usize) -> bool {
+        match self.stack.len() {
+            // Only an object can be an answer, and only an object its result.
+            0 if b != b'{' => {
+                self.fail();
+                return false;
+            }
+            1 if self.top == Top::Result && b != b'{' => {
+                self.fail();
+                return false;
+            }
+            1 => self.top_start = at,
+            2 if self.top == Top::Result => self.member_start = at,
+            _ => {}
+        }
+        match b {
+            b'{' | b'[' => {
+                if self.stack.len() == MAX_DEPTH {
+                    self.fail();
+                    return false;
+                }
+                self.stack.push(b == b'{');
+                self.state = if b == b'{' {
+                    State::KeyOrClose
+                } else {
+                    State::ValueOrClose
+                };
+            }
+            b'"' => {
+                self.in_key = false;
+                self.str_start = at + 1;
+                self.str_escaped = false;
+                self.state = State::Str;
+            }
+            b'-' => self.start_token(State::Minus, at),
+            b'0' => self.start_token(State::Zero, at),
+            b'1'..=b'9' => self.start_token(State::Int, at),
+            b't' => self.start_token(State::Literal(b"rue"), at),
+            b'f' => self.start_token(State::Literal(b"alse"), at),
+            b'n' => self.start_token(State::Literal(b"ull"), at),
+            _ => {
+                self.fail();
+                return false;
+            }
+        }
+        true
+    }
+
+    fn start_token(&mut self, state: State, at: usize) {
+        self.token_start = at;
+        self.state = state;
+    }
+
+    /// A string ended with the quote at `at`.
+    fn string_done(&mut self, line: &[u8], at: usize) {
+        if !self.in_key {
+            return self.value_done(at + 1);
+        }
+        self.state = State::Colon;
+        let key = self.str_start..at;
+        match self.stack.len() {
+            1 => {
+                if self.str_escaped {
+                    return self.fail();
+                }
+                self.top = match &line[key] {
+                    b"id" => Top::Id,
+                    b"result" => Top::Result,
+                    _ => Top::Other,
+                };
+            }
+            2 if self.top == Top::Result => {
+                if self.str_escaped {
+                    return self.fail();
+                }
+                self.key = key;
+            }
+            _ => {}
+        }
+    }
+
+    /// A container closes with the byte at `at` (an object's `}` when `object`): false when
+    /// that fails the line.
+    fn close(&mut self, object: bool, at: usize) -> bool {
+        if self.stack.pop() != Some(object) {
+            self.fail();
+            return false;
+        }
+        self.value_done(at + 1);
+        true
+    }
+
+    /// A value ended before `end`, in the container now innermost.
+    fn value_done(&mut self, end: usize) {
+        self.state = if self.stack.is_empty() {
+            State::End
+        } else {
+            State::Next
+        };
+        match self.stack.len() {
+            1 => {
+                let span = self.top_start..end;
+                let slot = match self.top {
+                    Top::Id => &mut self.id,
+                    Top::Result => &mut self.result,
+                    Top::Other => return,
+                };
+                if slot.replace(span).is_some() {
+                    // Named twice.
+                    self.fail();
+                }
+            }
+            2 if self.top == Top::Result => {
+                let key = self.key.clone();
+                self.members.push((key, self.member_start..end));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// The scan's outline of `line`, fed in pieces cut at `cuts`.
+    fn scan(line: &[u8], cuts: &[usize]) -> Option<Outline> {
+        let mut scan = Scan::default();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (line.len() + 1)).collect();
+        cuts.sort_unstable();
+        for cut in cuts {
+            scan.feed(&line[..cut]);
+        }
+        scan.feed(line);
+        scan.finish()
+    }
+
+    /// What the `serde_json` reading finds.
+    fn serde(line: &[u8]) -> Option<Outline> {
+        super::super::relay::outline(&Bytes::copy_from_slice(line), None)
+    }
+
+    fn text(line: &[u8], r: &Range<usize>) -> String {
+        String::from_utf8(line[r.clone()].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn an_answer_is_outlined_wherever_it_is_cut() {
+        let line = br#" {"jsonrpc":"2.0", "id" : "a\"b" ,"result":{ "content":[{"type":"text","text":"x\u00e9\n"}],"isError" :false,"n":-0.5e+3,"z":null } } "#;
+        let whole = scan(line, &[]).unwrap();
+        assert_eq!(text(line, &whole.id), r#""a\"b""#);
+        assert!(text(line, &whole.result).starts_with("{ \"content\""));
+        assert!(text(line, &whole.result).ends_with("null }"));
+        let members: Vec<(String, String)> = whole
+            .members
+            .iter()
+            .map(|(k, v)| (text(line, k), text(line, v)))
+            .collect();
+        assert_eq!(
+            members,
+            [
+                ("content", r#"[{"type":"text","text":"x\u00e9\n"}]"#),
+                ("isError", "false"),
+                ("n", "-0.5e+3"),
+                ("z", "null")
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        assert_eq!(Some(whole.clone()), serde(line));
+        for cut in 0..=line.len() {
+            assert_eq!(scan(line, &[cut]).as_ref(), Some(&whole), "cut at {cut}");
+        }
+        // Byte by byte.
+        let every: Vec<usize> = (0..=line.len()).collect();
+        assert_eq!(scan(line, &every).as_ref(), Some(&whole));
+    }
+
+    #[test]
+    fn what_is_not_json_or_not_such_an_answer_has_no_outline() {
+        let ok = |result: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+        let bad = [
+            ok(r#"{"a":1,}"#),
+            ok(r#"{"a":[1,]}"#),
+            ok(r#"{"a":01}"#),
+            ok(r#"{"a":-}"#),
+            ok(r#"{"a":1.}"#),
+            ok(r#"{"a":1e}"#),
+            ok(r#"{"a":.5}"#),
+            ok(r#"{"a":+1}"#),
+            ok(r#"{"a":tru}"#),
+            ok(r#"{"a":nul1}"#),
+            ok("{\"a\":\"tab\tin\"}"),
+            ok(r#"{"a":"\x"}"#),
+            ok(r#"{"a":"\u12G4"}"#),
+            ok(r#"{"a":"\ud83d\ude00"}"#),
+            ok(r#"{"a":"\uDC00"}"#),
+            ok(r#"{"a":[}"#),
+            ok(r#"{"a":{]}"#),
+            ok(r#"{"a" 1}"#),
+            ok(r#"{"a":1 "b":2}"#),
+            ok(r#"{a:1}"#),
+            ok(r#"{"a\u0062":1}"#),
+            ok("[1]"),
+            ok("\"text\""),
+            ok("{}"),
+            ok(r#"{"a":1}} "#),
+            ok(r#"{"a":1}"#) + " x",
+            ok(r#"{"a":1}"#).replacen(r#""id":1,"#, "", 1),
+            ok(r#"{"a":1}"#).replacen(r#""id":1,"#, r#""id":1,"id":2,"#, 1),
+            ok(r#"{"a":1}"#).replacen(r#""jsonrpc""#, r#""json\u0072pc""#, 1),
+            format!(r#"{}{}"#, ok(r#"{"a":1}"#), r#","result":{"b":2}}"#).replacen("}}", "}", 1),
+            ok(&format!(
+                r#"{{"a":{}1{}}}"#,
+                "[".repeat(MAX_DEPTH),
+                "]".repeat(MAX_DEPTH)
+            )),
+            ok(r#"{"a":1}"#).trim_end_matches('}').to_string(),
+            "[1,2]".into(),
+            String::new(),
+        ];
+        for line in bad {
+            for cut in [0, line.len() / 2, line.len()] {
+                assert_eq!(scan(line.as_bytes(), &[cut]), None, "{line}");
+            }
+        }
+        // Each is one edit from what has an outline.
+        let deep = ok(&format!(
+            r#"{{"a":{}1{}}}"#,
+            "[".repeat(MAX_DEPTH - 2),
+            "]".repeat(MAX_DEPTH - 2)
+        ));
+        for line in [ok(r#"{"a":1}"#), ok(r#"{"a":"\u0041\t"}"#), deep] {
+            assert!(scan(line.as_bytes(), &[]).is_some(), "{line}");
+            assert_eq!(scan(line.as_bytes(), &[]), serde(line.as_bytes()), "{line}");
+        }
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+            "[\\x00-\\x1f\"\\\\a-c]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+                proptest::collection::btree_map("[a-z\"\\\\]{0,4}", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn answer() -> impl Strategy<Value = Vec<u8>> {
+        (
+            json_value(),
+            proptest::collection::btree_map("[a-z_]{1,8}", json_value(), 1..5),
+            any::<bool>(),
+        )
+            .prop_map(|(id, result, pretty)| {
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                if pretty {
+                    serde_json::to_vec_pretty(&answer).unwrap()
+                } else {
+                    serde_json::to_vec(&answer).unwrap()
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A well-formed answer is outlined as the `serde_json` reading finds it, however
+        /// its bytes come.
+        #[test]
+        fn answers_are_outlined_as_serde_json_reads_them(
+            line in answer(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        ) {
+            let expected = serde(&line);
+            prop_assert!(expected.is_some());
+            prop_assert_eq!(scan(&line, &cuts), expected);
+        }
+
+        /// Broken lines: an outline only for JSON, and then the one `serde_json` finds; the
+        /// same whether the bytes come at once or in pieces.
+        #[test]
+        fn broken_answers_are_outlined_only_when_they_are_json(
+            line in answer(),
+            edits in proptest::collection::vec(
+                (any::<usize>(), 0u8..3, proptest::sample::select(
+                    b"{}[]\",:\\0123456789-+.eEtrufalsn \t\x01x".to_vec())),
+                1..4),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        ) {
+            let mut line = line;
+            for (at, kind, byte) in edits {
+                let at = at % (line.len() + 1);
+                match kind {
+                    0 => line.insert(at, byte),
+                    1 if at < line.len() => { line.remove(at); }
+                    _ if at < line.len() => line[at] = byte,
+                    _ => {}
+                }
+            }
+            let whole = scan(&line, &[]);
+            prop_assert_eq!(&scan(&line, &cuts), &whole);
+            // UTF-8 is the codec's check: the outline is used only for a line that passed it.
+            if let Some(outline) = whole.filter(|_| std::str::from_utf8(&line).is_ok()) {
+                prop_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok());
+                prop_assert_eq!(serde(&line), Some(outline), "{}", String::from_utf8_lossy(&line));
+            }
+        }
+    }
+}
