@@ -16,7 +16,7 @@ mod process;
 mod raw;
 pub mod relay;
 pub mod requester;
-mod scan;
+pub mod scan;
 mod stdio;
 mod supervisor;
 mod transport;

@@ -35,7 +35,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-pub(super) use super::scan::Outline;
+pub use super::scan::Outline;
 
 /// Answers at least this long (the whole line) are relayed raw.
 pub const RELAY_MIN_BYTES: usize = 64 * 1024;
@@ -340,7 +340,7 @@ pub fn stand_in(
 /// its syntax, and the result's members each as raw JSON (UTF-8 checked, as a full parse does,
 /// unless `text` says it is known already), building no tree. The transport has the same
 /// outline from [`super::scan::Scan`] as the line came in, with no scan left to do.
-pub(super) fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
+pub fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
     // Where the result lies is found from pointers into `line`: a `text` that is not that line
     // finds no result there and the line goes the usual way.
     let head: Head = match text {

@@ -1,0 +1,31 @@
+//! A long line from a server's stdout checked as it comes in, a read at a time
+//! (`mcp::scan::Scan`): the input's first four bytes say where the reads end, the rest is the
+//! line. Never a panic; the same outline wherever the reads end; an outline only for JSON, and
+//! then the one the relay's `serde_json` reading of the whole line finds (`relay::outline`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_sidecar::mcp::relay;
+use mcp_sidecar::mcp::scan::Scan;
+
+fuzz_target!(|data: &[u8]| {
+    let (cuts, line) = data.split_at(data.len().min(4));
+    let line = bytes::Bytes::copy_from_slice(line);
+    let mut whole = Scan::default();
+    whole.feed(&line);
+    let whole = whole.finish();
+
+    let mut ends: Vec<usize> = cuts.iter().map(|&c| usize::from(c) * line.len() / 255).collect();
+    ends.sort_unstable();
+    let mut pieces = Scan::default();
+    for end in ends {
+        pieces.feed(&line[..end]);
+    }
+    pieces.feed(&line);
+    assert_eq!(pieces.finish(), whole, "cut at {cuts:?}");
+
+    // UTF-8 is the transport's own check, before the outline is used.
+    if let Some(outline) = whole.filter(|_| std::str::from_utf8(&line).is_ok()) {
+        assert_eq!(relay::outline(&line, None), Some(outline));
+    }
+});
