@@ -30,6 +30,9 @@ use super::scan::Scan;
 const READ_BUFFER: usize = 64 * 1024;
 /// A line longer than this leaves the read buffer big ([`StdioTransport::receive`]).
 const BIG_LINE: usize = 1 << 20;
+/// Bytes read (and checked, [`LineCodec`]) in one turn of the event loop: after that much of
+/// a line still coming, the reader lets the editor's and the other servers' tasks run.
+const READ_TURN: usize = 1 << 20;
 /// How long a big read buffer is kept while the server sends nothing.
 const KEEP_BIG_BUFFER: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -54,8 +57,8 @@ pub struct StdioTransport {
 
 /// The server's stdout split into lines ([`LineCodec`]), in a buffer that is reused for the
 /// next big line ([`StdioTransport::shrink_buffer`]).
-struct LineReader {
-    io: ChildStdout,
+struct LineReader<R = ChildStdout> {
+    io: R,
     buf: bytes::BytesMut,
     codec: LineCodec,
     eof: bool,
@@ -66,8 +69,14 @@ struct LineReader {
     keep_until: Option<tokio::time::Instant>,
 }
 
-impl LineReader {
-    fn new(io: ChildStdout, codec: LineCodec) -> Self {
+/// What [`LineReader::poll_line`] gives: a line (`None` at the end), or a turn for the others.
+enum Read {
+    Line(Option<Result<bytes::Bytes, AnyDelimiterCodecError>>),
+    Turn,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    fn new(io: R, codec: LineCodec) -> Self {
         LineReader {
             io,
             buf: bytes::BytesMut::with_capacity(READ_BUFFER),
@@ -78,11 +87,10 @@ impl LineReader {
         }
     }
 
-    fn poll_line(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<bytes::Bytes, AnyDelimiterCodecError>>> {
+    /// The next line, or `Read::Turn` after [`READ_TURN`] bytes of one still coming.
+    fn poll_line(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Read> {
         use std::task::Poll;
+        let mut taken = 0;
         loop {
             if let Some(line) = self.codec.decode(&mut self.buf).transpose() {
                 if let Ok(l) = &line
@@ -91,10 +99,15 @@ impl LineReader {
                     self.reuse = self.reuse.max(l.len() + 1);
                     self.keep_until = Some(tokio::time::Instant::now() + KEEP_BIG_BUFFER);
                 }
-                return Poll::Ready(Some(line));
+                return Poll::Ready(Read::Line(Some(line)));
             }
             if self.eof {
-                return Poll::Ready(self.codec.decode_eof(&mut self.buf).transpose());
+                return Poll::Ready(Read::Line(self.codec.decode_eof(&mut self.buf).transpose()));
+            }
+            // A server writing faster than this reads keeps the pipe full, and every read is
+            // ready at once: without a turn, a 10 MiB line held the event loop for all of it.
+            if taken >= READ_TURN {
+                return Poll::Ready(Read::Turn);
             }
             // Back to the start of the big allocation, when nothing else holds a part of it:
             // the next line then lands on pages already mapped.
@@ -109,7 +122,12 @@ impl LineReader {
                 cx,
                 &mut self.buf
             ))
-            .map_err(AnyDelimiterCodecError::Io)?;
+            .map_err(AnyDelimiterCodecError::Io);
+            let n = match n {
+                Ok(n) => n,
+                Err(e) => return Poll::Ready(Read::Line(Some(Err(e)))),
+            };
+            taken += n;
             self.eof = n == 0;
         }
     }
@@ -118,13 +136,23 @@ impl LineReader {
     /// [`KEEP_BIG_BUFFER`] ([`LineReader::shrink`]), while this waits.
     async fn next(&mut self) -> Option<Result<bytes::Bytes, AnyDelimiterCodecError>> {
         loop {
-            let Some(deadline) = self.keep_until else {
-                return std::future::poll_fn(|cx| self.poll_line(cx)).await;
+            let read = match self.keep_until {
+                None => std::future::poll_fn(|cx| self.poll_line(cx)).await,
+                Some(deadline) => {
+                    let line = std::future::poll_fn(|cx| self.poll_line(cx));
+                    match tokio::time::timeout_at(deadline, line).await {
+                        Ok(read) => read,
+                        Err(_) => {
+                            self.shrink();
+                            continue;
+                        }
+                    }
+                }
             };
-            let line = std::future::poll_fn(|cx| self.poll_line(cx));
-            match tokio::time::timeout_at(deadline, line).await {
-                Ok(next) => return next,
-                Err(_) => self.shrink(),
+            match read {
+                Read::Line(line) => return line,
+                // After the I/O driver's next look, so the editor's messages get their turn.
+                Read::Turn => tokio::task::yield_now().await,
             }
         }
     }
@@ -848,11 +876,13 @@ mod tests {
         // Where the first bytes of the next line land: the start of the kept allocation (not
         // its free end, then copied back to the start once that is full).
         let start = std::future::poll_fn(|cx| match reader.poll_line(cx) {
-            std::task::Poll::Ready(line) => {
+            std::task::Poll::Ready(Read::Line(line)) => {
                 std::task::Poll::Ready(line.map(|l| l.unwrap().as_ptr()))
             }
             std::task::Poll::Pending if reader.buf.is_empty() => std::task::Poll::Pending,
-            std::task::Poll::Pending => std::task::Poll::Ready(Some(reader.buf.as_ptr())),
+            std::task::Poll::Pending | std::task::Poll::Ready(Read::Turn) => {
+                std::task::Poll::Ready(Some(reader.buf.as_ptr()))
+            }
         })
         .await;
         assert_eq!(start, Some(at), "read into the first line's pages");
@@ -881,6 +911,40 @@ mod tests {
     /// (the editor's requests waited behind it). Lines already in the read buffer are decoded
     /// without touching the event loop, so `receive` takes a share of tokio's budget per message
     /// and a reader of a full buffer lets other tasks run long before it is through.
+    /// A server that writes a long line faster than it is read keeps the pipe full, so every
+    /// read is ready at once (here: a reader that always is): the reader still gives the event
+    /// loop back every [`READ_TURN`] bytes, and another task on the same thread runs between.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_long_line_comes_a_turn_at_a_time() {
+        const BIG: usize = 8 * READ_TURN;
+        let mut line = br#"{"jsonrpc":"2.0","id":1,"result":{"text":""#.to_vec();
+        line.resize(BIG - 3, b'a');
+        line.extend_from_slice(b"\"}}\n");
+        let mut reader = LineReader::new(&line[..], LineCodec::new(16 << 20));
+        let turns = std::cell::Cell::new(0);
+        let other = async {
+            loop {
+                turns.set(turns.get() + 1);
+                tokio::task::yield_now().await;
+            }
+        };
+        let got = tokio::select! {
+            biased;
+            got = reader.next() => got.unwrap().unwrap(),
+            () = other => unreachable!(),
+        };
+        assert_eq!(got.len(), BIG);
+        assert!(reader.codec.take_outline().is_some(), "checked as it came");
+        // A read takes what the buffer has room for (a pipe gives 1 MiB at most); here the
+        // buffer doubles from 64 KiB and the last reads take 2 and 4 MiB at once, so there
+        // are fewer turns than MiB: four. Without turns, none.
+        assert!(
+            turns.get() >= 4,
+            "the other task ran {} times while {BIG} bytes came",
+            turns.get()
+        );
+    }
+
     #[test]
     fn a_full_read_buffer_does_not_hold_the_thread() {
         const LINES: usize = 600; // about 52 KB: all of it fits in the pipe before the reader starts
