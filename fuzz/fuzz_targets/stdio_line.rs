@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let line = bytes::Bytes::copy_from_slice(data);
     if let Some(small) = relay::stand_in(&line, None, |_| true) {
         let small: serde_json::Value = serde_json::from_slice(&small).expect("the stand-in parses");
-        let token = small["result"]["_meta"][relay::TOKEN_META].as_u64().expect("a token");
+        let token = small["result"]["_meta"][relay::token_meta()].as_u64().expect("a token");
         let stored = relay::take(token).expect("stored");
         let stored: serde_json::Value = serde_json::from_slice(&stored).expect("stored parses");
         // Members the relay does not read (`jsonrpc`, unknown ones) are not checked for UTF-8.

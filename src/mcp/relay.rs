@@ -341,6 +341,15 @@ pub fn stand_in(
 /// unless `text` says it is known already), building no tree. The transport has the same
 /// outline from [`super::scan::Scan`] as the line came in, with no scan left to do.
 pub fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
+    // Only an object is a message: serde reads a struct from an array too, which took a batch
+    // `[7, {...}]` for an answer to request 7 with the second member as its result.
+    if line
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        != Some(&b'{')
+    {
+        return None;
+    }
     // Where the result lies is found from pointers into `line`: a `text` that is not that line
     // finds no result there and the line goes the usual way.
     let head: Head = match text {
@@ -499,6 +508,19 @@ mod tests {
 
     fn big_text() -> String {
         "x\\\"y ".repeat(RELAY_MIN_BYTES / 4)
+    }
+
+    #[test]
+    fn a_batch_is_no_answer() {
+        let result = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}]}}"#,
+            big_text()
+        );
+        for batch in [format!("[7,{result}]"), format!(" [7, {result}]")] {
+            assert_eq!(outline(&Bytes::from(batch.clone()), None), None);
+            assert!(stand_in(&Bytes::from(batch), None, |_| true).is_none());
+        }
+        assert!(stand_in(&line(&result), None, |id| id == "7").is_some());
     }
 
     #[test]

@@ -598,6 +598,19 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_escaped_backslash_before_ud800_is_no_surrogate_escape() {
+        // `\\ud800` is a backslash, then the text `ud800`: the scan reads escapes exactly,
+        // where the relay's other reading declines anything that might be one.
+        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"a":"\\ud800"}}"#;
+        let outline = scan(line, &[]).unwrap();
+        assert_eq!(text(line, &outline.members[0].1), r#""\\ud800""#);
+        assert_eq!(serde(line), None);
+        // A backslash escaped, then a surrogate escape.
+        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"a":"\\\ud800"}}"#;
+        assert_eq!(scan(line, &[]), None);
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
