@@ -38,6 +38,10 @@ lint() {
   fi
   cargo fmt --check
   cargo clippy --all-targets --locked -- -D warnings
+  # The fuzz targets are their own workspace, which nothing else builds: type-checked here on
+  # stable (fuzzing itself needs nightly: scripts/fuzz.sh), so a renamed API cannot leave them
+  # broken unseen, as it once did for two rounds.
+  cargo check --manifest-path fuzz/Cargo.toml --locked --bins
 }
 
 unit() {
