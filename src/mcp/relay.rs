@@ -36,6 +36,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use super::scan::Outline;
+use super::scan::is_space;
 
 /// Answers at least this long (the whole line) are relayed raw.
 pub const RELAY_MIN_BYTES: usize = 64 * 1024;
@@ -343,11 +344,7 @@ pub fn stand_in(
 pub fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
     // Only an object is a message: serde reads a struct from an array too, which took a batch
     // `[7, {...}]` for an answer to request 7 with the second member as its result.
-    if line
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        != Some(&b'{')
-    {
+    if line.iter().find(|&&b| !is_space(b)) != Some(&b'{') {
         return None;
     }
     // Where the result lies is found from pointers into `line`: a `text` that is not that line
@@ -441,14 +438,13 @@ fn object_span(line: &[u8], members: &[(&str, &RawValue)]) -> Option<std::ops::R
         let at = (s.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
         (at + s.len() <= line.len()).then_some(at)
     };
-    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let (first, _) = members.first()?;
     let (_, last) = members.last()?;
     // The first key's opening quote, then back over whitespace to the brace.
     let quote = offset(first)?.checked_sub(1)?;
-    let open = line[..quote].iter().rposition(|b| !is_space(b))?;
+    let open = line[..quote].iter().rposition(|&b| !is_space(b))?;
     let end = offset(last.get())? + last.get().len();
-    let close = end + line[end..].iter().position(|b| !is_space(b))?;
+    let close = end + line[end..].iter().position(|&b| !is_space(b))?;
     (line[quote] == b'"' && line[open] == b'{' && line[close] == b'}').then_some(open..close + 1)
 }
 

@@ -164,7 +164,8 @@ fn special(s: &[u8]) -> Option<usize> {
         .map(|p| i + p)
 }
 
-fn is_space(b: u8) -> bool {
+/// JSON's whitespace.
+pub(super) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 

@@ -1006,6 +1006,43 @@ mod tests {
         assert!(codec.decode(&mut buf).is_err(), "over the limit");
     }
 
+    /// What the codec said of one line it returned.
+    struct Decoded {
+        line: bytes::Bytes,
+        checked: bool,
+        outline: Option<Outline>,
+        /// The outline taken a second time.
+        again: Option<Outline>,
+    }
+
+    /// `lines`, each with its newline, fed to a codec (long lines from 16 bytes) in reads as
+    /// long as `cuts` says, in turn.
+    fn decode_in_reads(lines: &[Vec<u8>], cuts: &[usize]) -> Vec<Decoded> {
+        let stream: Vec<u8> = lines
+            .iter()
+            .flat_map(|l| l.iter().copied().chain([b'\n']))
+            .collect();
+        let mut codec = LineCodec::new(1 << 20);
+        codec.long = 16;
+        let mut buf = bytes::BytesMut::new();
+        let mut got = Vec::new();
+        let (mut at, mut cut) = (0, cuts.iter().cycle());
+        while at < stream.len() {
+            let end = (at + cut.next().unwrap()).min(stream.len());
+            buf.extend_from_slice(&stream[at..end]);
+            at = end;
+            while let Some(line) = codec.decode(&mut buf).unwrap() {
+                got.push(Decoded {
+                    line,
+                    checked: codec.checked(),
+                    outline: codec.take_outline(),
+                    again: codec.take_outline(),
+                });
+            }
+        }
+        got
+    }
+
     proptest::proptest! {
         /// Long lines are checked for UTF-8 a read at a time, wherever the reads cut them (a
         /// character cut in two included): `checked` says exactly whether the whole line is.
@@ -1028,23 +1065,10 @@ mod tests {
                     bytes
                 })
                 .collect();
-            let stream: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            let mut codec = LineCodec::new(1 << 20);
-            codec.long = 16;
-            let mut buf = bytes::BytesMut::new();
-            let mut got = Vec::new();
-            let (mut at, mut cut) = (0, cuts.iter().cycle());
-            while at < stream.len() {
-                let end = (at + cut.next().unwrap()).min(stream.len());
-                buf.extend_from_slice(&stream[at..end]);
-                at = end;
-                while let Some(line) = codec.decode(&mut buf).unwrap() {
-                    got.push((line.to_vec(), codec.checked()));
-                }
-            }
+            let got = decode_in_reads(&lines, &cuts);
             proptest::prop_assert_eq!(got.len(), lines.len());
-            for ((line, checked), sent) in got.iter().zip(&lines) {
-                proptest::prop_assert_eq!(line, sent);
+            for (Decoded { line, checked, .. }, sent) in got.iter().zip(&lines) {
+                proptest::prop_assert_eq!(&line[..], &sent[..]);
                 let text = line.len() >= 16 && std::str::from_utf8(line).is_ok();
                 proptest::prop_assert_eq!(*checked, text, "line {:?}", String::from_utf8_lossy(line));
             }
@@ -1074,25 +1098,14 @@ mod tests {
                     bytes
                 })
                 .collect();
-            let stream: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-            let mut codec = LineCodec::new(1 << 20);
-            codec.long = 16;
-            let mut buf = bytes::BytesMut::new();
-            let (mut at, mut cut) = (0, cuts.iter().cycle());
-            let mut got = 0;
-            while at < stream.len() {
-                let end = (at + cut.next().unwrap()).min(stream.len());
-                buf.extend_from_slice(&stream[at..end]);
-                at = end;
-                while let Some(line) = codec.decode(&mut buf).unwrap() {
-                    let text = std::str::from_utf8(&line).ok();
-                    let expected = relay::outline(&line, text);
-                    proptest::prop_assert_eq!(codec.take_outline(), expected, "{:?}", text);
-                    proptest::prop_assert_eq!(codec.take_outline(), None, "taken once");
-                    got += 1;
-                }
+            let got = decode_in_reads(&lines, &cuts);
+            proptest::prop_assert_eq!(got.len(), lines.len());
+            for Decoded { line, outline, again, .. } in got {
+                let text = std::str::from_utf8(&line).ok();
+                let expected = relay::outline(&line, text);
+                proptest::prop_assert_eq!(outline, expected, "{:?}", text);
+                proptest::prop_assert_eq!(again, None, "taken once");
             }
-            proptest::prop_assert_eq!(got, lines.len());
         }
     }
 
