@@ -38,8 +38,12 @@ mod support;
 #[allow(dead_code)]
 mod fixture;
 
+#[path = "compare/procfs.rs"]
+mod procfs;
+
 use std::time::Instant;
 
+use procfs::{cpu_ms, proc_kib};
 use serde_json::{Value, json};
 use support::gateway::{Via, agent_outcomes, bridge_env, gateway_info, ts_agent};
 use support::{TestEditor, demo_server, sidecar_bin};
@@ -134,29 +138,11 @@ fn big_server(bytes: usize) -> (std::path::PathBuf, [(&'static str, String); 2])
     )
 }
 
-fn proc_kib(pid: u32, key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// The sidecar's peak RSS from now on: VmHWM reset to the current RSS (`clear_refs` 5, Linux
 /// 4.0 and later), then read; `None` when the kernel does not allow the reset.
 fn reset_peak(pid: u32) -> Option<u64> {
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5").ok()?;
     proc_kib(pid, "VmHWM:")
-}
-
-/// The CPU time (user and system, all threads) a process has used so far.
-fn cpu_ms(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name in parentheses: state is field 3, utime and stime 14 and 15.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = fields[11].parse::<f64>().ok()? + fields[12].parse::<f64>().ok()?;
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Some(ticks * 1000.0 / per_second)
 }
 
 fn median(samples: &[f64]) -> f64 {

@@ -552,9 +552,11 @@ async fn run() {
             let b = &big[key];
             let f = |k: &str| b[k].as_f64().unwrap_or(f64::NAN);
             println!(
-                "big {label}: relayed in {:.1} ms ({:.2}x the parse beside it, median; target ≤ 3x) | VmHWM growth {:.1}x the document (target ≤ 3x) | VmRSS idle {:.1} MiB, after {:.1} MiB, {}",
+                "big {label}: relayed in {:.1} ms ({:.2}x the parse beside it, median; target ≤ 3x; parse {:.1} ms; sidecar CPU {:.1} ms a call) | VmHWM growth {:.1}x the document (target ≤ 3x) | VmRSS idle {:.1} MiB, after {:.1} MiB, {}",
                 f("relay_median_ms"),
                 f("relay_vs_parse"),
+                f("parse_median_ms"),
+                f("sidecar_cpu_ms_per_call"),
                 (f("sidecar_vmhwm_after_kib") - f("sidecar_vmhwm_before_kib")) * 1024.0
                     / big["document_bytes"].as_f64().unwrap(),
                 f("sidecar_vmrss_idle_kib") / 1024.0,

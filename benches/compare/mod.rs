@@ -5,6 +5,7 @@
 
 pub mod fixture;
 pub mod lsp_relay;
+pub mod procfs;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -451,13 +452,9 @@ pub async fn ts_throughput(peers: &Peers) -> Value {
 
 // ---------------------------------------------------------------------------------- 10 MiB result
 
+/// A `/proc/PID/status` figure in KiB of a process that must still be there.
 fn proc_kib(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    procfs::proc_kib(pid, key).unwrap()
 }
 
 fn median(mut xs: Vec<Duration>) -> Duration {
@@ -595,6 +592,7 @@ async fn relay_big(
         .await;
     let hwm_before = proc_kib(pid, "VmHWM:");
     let rss_idle = proc_kib(pid, "VmRSS:");
+    let cpu_before = procfs::cpu_ms(pid).unwrap();
     let mut relay = Vec::new();
     let mut parse = Vec::new();
     let mut ratios = Vec::new();
@@ -613,6 +611,9 @@ async fn relay_big(
             r.to_string().chars().take(300).collect::<String>()
         );
     }
+    // The sidecar's own share: when the relay time moves between runs and this does not, the
+    // time went elsewhere (the server, the editor's reading, the machine).
+    let cpu_ms_per_call = (procfs::cpu_ms(pid).unwrap() - cpu_before) / n as f64;
     let hwm_after = proc_kib(pid, "VmHWM:");
     let rss_after = proc_kib(pid, "VmRSS:");
     // Polled: the figure is how soon the allocator gives the memory back.
@@ -628,6 +629,7 @@ async fn relay_big(
         "relay_median_ms": median(relay).as_secs_f64() * 1e3,
         "parse_median_ms": median(parse).as_secs_f64() * 1e3,
         "relay_vs_parse": median_f64(ratios),
+        "sidecar_cpu_ms_per_call": cpu_ms_per_call,
         "sidecar_vmhwm_before_kib": hwm_before,
         "sidecar_vmhwm_after_kib": hwm_after,
         "sidecar_vmrss_idle_kib": rss_idle,
