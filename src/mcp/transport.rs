@@ -907,10 +907,6 @@ mod tests {
         assert_eq!(&small[..], b"small");
     }
 
-    /// Found in CI: a flood of log notifications held the sidecar's one thread for over a second
-    /// (the editor's requests waited behind it). Lines already in the read buffer are decoded
-    /// without touching the event loop, so `receive` takes a share of tokio's budget per message
-    /// and a reader of a full buffer lets other tasks run long before it is through.
     /// A server that writes a long line faster than it is read keeps the pipe full, so every
     /// read is ready at once (here: a reader that always is): the reader still gives the event
     /// loop back every [`READ_TURN`] bytes, and another task on the same thread runs between.
@@ -945,6 +941,10 @@ mod tests {
         );
     }
 
+    /// Found in CI: a flood of log notifications held the sidecar's one thread for over a second
+    /// (the editor's requests waited behind it). Lines already in the read buffer are decoded
+    /// without touching the event loop, so `receive` takes a share of tokio's budget per message
+    /// and a reader of a full buffer lets other tasks run long before it is through.
     #[test]
     fn a_full_read_buffer_does_not_hold_the_thread() {
         const LINES: usize = 600; // about 52 KB: all of it fits in the pipe before the reader starts
