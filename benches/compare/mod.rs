@@ -596,6 +596,11 @@ async fn relay_big(
     let mut relay = Vec::new();
     let mut parse = Vec::new();
     let mut ratios = Vec::new();
+    // Each call split where the editor saw it: the reply's header (the sidecar has read the
+    // server's whole answer), its body read, the body parsed.
+    let (mut to_header, mut body, mut editor_parse) = (Vec::new(), Vec::new(), Vec::new());
+    let mut delivered_ratios = Vec::new();
+    let mut editor_parse_ratios = Vec::new();
     for _ in 0..n {
         let t = Instant::now();
         let v: Value = serde_json::from_slice(reference).unwrap();
@@ -604,12 +609,25 @@ async fn relay_big(
         let t = Instant::now();
         let r = sidecar.editor.command_response(command, arg.clone()).await;
         relay.push(t.elapsed());
-        ratios.push(relay[relay.len() - 1].as_secs_f64() / parse[parse.len() - 1].as_secs_f64());
+        let beside = parse[parse.len() - 1].as_secs_f64();
+        ratios.push(relay[relay.len() - 1].as_secs_f64() / beside);
         assert!(
             intact(&r),
             "big {command}: not relayed intact: {}",
             r.to_string().chars().take(300).collect::<String>()
         );
+        let arrivals = sidecar.editor.big_arrivals();
+        assert_eq!(
+            arrivals.len(),
+            relay.len(),
+            "big {command}: an arrival not kept"
+        );
+        let a = arrivals[arrivals.len() - 1];
+        to_header.push(a.header - t);
+        body.push(a.body - a.header);
+        editor_parse.push(a.parsed - a.body);
+        delivered_ratios.push((a.body - t).as_secs_f64() / beside);
+        editor_parse_ratios.push((a.parsed - a.body).as_secs_f64() / beside);
     }
     // The sidecar's own share: when the relay time moves between runs and this does not, the
     // time went elsewhere (the server, the editor's reading, the machine).
@@ -629,6 +647,13 @@ async fn relay_big(
         "relay_median_ms": median(relay).as_secs_f64() * 1e3,
         "parse_median_ms": median(parse).as_secs_f64() * 1e3,
         "relay_vs_parse": median_f64(ratios),
+        "phases_median_ms": {
+            "to_reply_header": median(to_header).as_secs_f64() * 1e3,
+            "reply_body": median(body).as_secs_f64() * 1e3,
+            "editor_parse": median(editor_parse).as_secs_f64() * 1e3,
+        },
+        "delivered_vs_parse": median_f64(delivered_ratios),
+        "editor_parse_vs_parse": median_f64(editor_parse_ratios),
         "sidecar_cpu_ms_per_call": cpu_ms_per_call,
         "sidecar_vmhwm_before_kib": hwm_before,
         "sidecar_vmhwm_after_kib": hwm_after,

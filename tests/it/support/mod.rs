@@ -34,6 +34,20 @@ struct Shared {
     /// wrote them.
     settings: Value,
     closed: bool,
+    /// When each message of [`BIG_MESSAGE`] bytes or more came, in order.
+    big_arrivals: Vec<Arrival>,
+}
+
+/// A body at least this long has its [`Arrival`] kept (the bench's 10 MiB series).
+pub const BIG_MESSAGE: usize = 512 * 1024;
+
+/// When a message's parts came in: its header read, its body read, the body parsed. Split so a
+/// big reply's time can be set apart into the sidecar's sending and the editor's own parse.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    pub header: Instant,
+    pub body: Instant,
+    pub parsed: Instant,
 }
 
 /// The name prefix of [`TestEditor::settled`]'s probe servers.
@@ -65,8 +79,11 @@ impl TestEditor {
         let changed = editor.changed.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
-            while let Some(message) = read_message(&mut reader).await {
+            while let Some((message, arrival)) = read_message(&mut reader).await {
                 let mut s = shared.lock().unwrap();
+                if let Some(arrival) = arrival {
+                    s.big_arrivals.push(arrival);
+                }
                 let is_response = message.get("method").is_none();
                 if is_response {
                     if let Some(tx) = message["id"].as_i64().and_then(|id| s.pending.remove(&id)) {
@@ -320,6 +337,11 @@ impl TestEditor {
             .clone()
     }
 
+    /// When the messages of [`BIG_MESSAGE`] bytes or more came, oldest first.
+    pub fn big_arrivals(&self) -> Vec<Arrival> {
+        self.shared.lock().unwrap().big_arrivals.clone()
+    }
+
     pub fn is_closed(&self) -> bool {
         self.shared.lock().unwrap().closed
     }
@@ -405,7 +427,10 @@ impl TestEditor {
     }
 }
 
-async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
+/// The next message, with its [`Arrival`] when its body is [`BIG_MESSAGE`] bytes or more.
+async fn read_message<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+) -> Option<(Value, Option<Arrival>)> {
     let mut length = None;
     loop {
         let mut line = String::new();
@@ -420,9 +445,17 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option
             length = v.trim().parse::<usize>().ok();
         }
     }
+    let header = Instant::now();
     let mut body = vec![0; length?];
     reader.read_exact(&mut body).await.ok()?;
-    serde_json::from_slice(&body).ok()
+    let read = Instant::now();
+    let message = serde_json::from_slice(&body).ok()?;
+    let arrival = (body.len() >= BIG_MESSAGE).then(|| Arrival {
+        header,
+        body: read,
+        parsed: Instant::now(),
+    });
+    Some((message, arrival))
 }
 
 pub fn file_uri(path: &Path) -> String {
