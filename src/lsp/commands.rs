@@ -487,7 +487,8 @@ mod tests {
 
     /// Every call moves the commands' future into its box: it holds no command's work inline
     /// (a `tools/call` was about 10 KiB, which each command paid for copying), `relaying`
-    /// holds the call once, and the call itself holds only its common path (under 2 KiB).
+    /// holds the call once, and the call itself holds only its common path (under 2 KiB), as
+    /// do the commands' own futures around it and the listings (their fetch is boxed).
     #[test]
     fn the_commands_future_holds_no_command_inline() {
         let mut client = None;
@@ -514,6 +515,29 @@ mod tests {
         // The call's own future holds only the common path: a legacy stdio call past rmcp's
         // peer (`mcp/direct.rs`); rmcp's request, URL steps and input rounds are boxed.
         assert!(call < 4096, "the call's future is {call} bytes");
+        // The commands' own futures add little to the call's, and a listing's is small: a
+        // list's fetch (rmcp's paging requests, the rare path: lists are cached) is boxed. It
+        // was inline, and made `callTool` 6 KiB (asking for missing arguments lists the tools)
+        // and every listing and `getPrompt` 11 KiB, copied into their boxes on every call.
+        let args: super::CallToolArgs =
+            serde_json::from_value(serde_json::json!({"server": "a", "tool": "b"})).unwrap();
+        let tool = std::mem::size_of_val(&super::call_tool(&cx, args, None));
+        assert!(tool < call + 1024, "callTool's future is {tool} bytes");
+        let args: super::GetPromptArgs =
+            serde_json::from_value(serde_json::json!({"server": "a", "name": "b"})).unwrap();
+        let prompt = std::mem::size_of_val(&super::get_prompt(&cx, args));
+        let get = std::mem::size_of_val(&manager.get_prompt("a", "b", None));
+        assert!(prompt < get + 1024, "getPrompt's future is {prompt} bytes");
+        let lists = [
+            std::mem::size_of_val(&manager.list_tools(None)),
+            std::mem::size_of_val(&manager.list_resources(None)),
+            std::mem::size_of_val(&manager.list_resource_templates(None)),
+            std::mem::size_of_val(&manager.list_prompts(None)),
+        ];
+        assert!(
+            lists.iter().all(|&l| l < 1024),
+            "the listings' futures: {lists:?}"
+        );
         let relayed = crate::mcp::relay::relaying(manager.call_tool("a", "b", None, None));
         let relayed = std::mem::size_of_val(&relayed);
         assert!(

@@ -307,10 +307,15 @@ impl Connection {
         if let Some(tools) = self.tools.lock().clone() {
             return Ok(tools);
         }
-        let tools = tokio::time::timeout(self.timeout, self.peer.list_all_tools())
-            .await
-            .map_err(|_| self.timeout_error())?
-            .map_err(|e| self.service_error(e))?;
+        // The fetch is boxed: it is rare (the list is cached), and rmcp's paging requests
+        // inline would make every listing's future over 10 KiB, copied into its box each time.
+        let tools = Box::pin(tokio::time::timeout(
+            self.timeout,
+            self.peer.list_all_tools(),
+        ))
+        .await
+        .map_err(|_| self.timeout_error())?
+        .map_err(|e| self.service_error(e))?;
         let tools = Arc::new(tools);
         *self.tools.lock() = Some(tools.clone());
         Ok(tools)
@@ -334,11 +339,12 @@ impl Connection {
         if let Some(list) = cache.lock().clone() {
             return Ok(list);
         }
-        let list = within_server_time(
+        // Boxed, as in `tools`: fetching is the rare path.
+        let list = Box::pin(within_server_time(
             &self.handler.host.clock(&self.server),
             self.timeout,
             fetch(),
-        )
+        ))
         .await
         .ok_or_else(|| self.timeout_error())?
         .map_err(|e| self.service_error(e))?;
