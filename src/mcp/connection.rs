@@ -302,23 +302,11 @@ impl Connection {
         }
     }
 
-    /// The tools, from the cache or fetched (every page) when the cache is empty.
+    /// The tools, from the cache or fetched (every page) when the cache is empty; asked of
+    /// every server, whether it declares the capability or not.
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, CallError> {
-        if let Some(tools) = self.tools.lock().clone() {
-            return Ok(tools);
-        }
-        // The fetch is boxed: it is rare (the list is cached), and rmcp's paging requests
-        // inline would make every listing's future over 10 KiB, copied into its box each time.
-        let tools = Box::pin(tokio::time::timeout(
-            self.timeout,
-            self.peer.list_all_tools(),
-        ))
-        .await
-        .map_err(|_| self.timeout_error())?
-        .map_err(|e| self.service_error(e))?;
-        let tools = Arc::new(tools);
-        *self.tools.lock() = Some(tools.clone());
-        Ok(tools)
+        self.list(&self.tools, true, || self.peer.list_all_tools())
+            .await
     }
 
     /// One of the server's lists, from its cache or fetched (every page, following
@@ -339,7 +327,8 @@ impl Connection {
         if let Some(list) = cache.lock().clone() {
             return Ok(list);
         }
-        // Boxed, as in `tools`: fetching is the rare path.
+        // The fetch is boxed: it is rare (the list is cached), and rmcp's paging requests
+        // inline would make every listing's future over 10 KiB, copied into its box each time.
         let list = Box::pin(within_server_time(
             &self.handler.host.clock(&self.server),
             self.timeout,
