@@ -323,6 +323,32 @@ async fn a_completion_notification_retries_the_blocked_call() {
     editor.shutdown_and_exit().await;
 }
 
+/// A listing's timeout counts only the server's own time too: the server asks a question inside
+/// the `tools/list` the sidecar sends once it is running (the tool count's prefetch), the answer
+/// comes later than the server's timeout, and the listing still fills the cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_inside_a_listing_does_not_time_it_out() {
+    let mut server = python("bad/asks_while_listing.py", &[]);
+    server["timeout"] = json!(0.5);
+    let editor = start(json!({"asker": server})).await;
+    let question = editor.next_prompt().await;
+    // The behaviour under test: the answer comes later than the server's timeout.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    editor.respond(&question, Value::Null).await;
+    eventually("the listing answered after the question", || async {
+        let servers = editor.command("mcp-sidecar.listServers", json!({})).await;
+        servers[0]["toolCount"] == 1
+    })
+    .await;
+    // From the cache: the server is not asked again.
+    let tools = editor
+        .command("mcp-sidecar.listTools", json!({"server": "asker"}))
+        .await;
+    assert_eq!(tools[0]["name"], "ping_tool", "{tools}");
+    assert_eq!(editor.prompts_seen(), 1);
+    editor.shutdown_and_exit().await;
+}
+
 /// The server's timeout counts only its own time: a slow person does not time the call out; a
 /// prompt abandoned past the idle limit is closed and answered "cancel".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
