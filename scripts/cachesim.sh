@@ -30,7 +30,10 @@ bench=$(cargo bench --locked --bench sidecar --no-run --message-format=json 2>/d
 exes = [m["executable"] for m in map(json.loads, sys.stdin)
         if m.get("reason") == "compiler-artifact" and m.get("executable")
         and m["target"]["name"] == "sidecar"]
-print(exes[-1])')
+print(exes[-1])') || {
+  log "error: building the bench failed (cargo bench --bench sidecar --no-run shows why)"
+  exit 1
+}
 sidecar=$(realpath "${SIDECAR:-target/release/mcp-sidecar}")
 [ -x "$sidecar" ] || { log "error: no sidecar binary at $sidecar"; exit 1; }
 
