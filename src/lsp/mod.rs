@@ -21,7 +21,7 @@ use tower_lsp_server::LspService;
 pub async fn serve<I, O>(input: I, output: O)
 where
     I: AsyncRead + Unpin,
-    O: AsyncWrite,
+    O: AsyncWrite + Send + 'static,
 {
     crate::guard::init_test_panics();
     let (service, socket) = LspService::new(Backend::new);

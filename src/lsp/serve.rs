@@ -16,6 +16,12 @@
 //! anything about it is unusual (an id that is not an integer or a string, an id already in use,
 //! params that do not read), so that those get tower-lsp-server's answers, as before.
 //!
+//! A `callTool` alone in flight is answered early: its reply is written from the server's read,
+//! the moment the transport has the result (`mcp::answering_early`), and the command's own layers
+//! finish after it, off the path the editor waits on (docs/benchmarks.md, "Issue 18, twelfth
+//! round"). The reply and the loop's own answer to the request claim it once between them
+//! ([`Claim`]), so a request is answered once whatever finishes first.
+//!
 //! Everything runs in one task, as in tower-lsp-server: the handlers' futures are polled here.
 //! When the editor's input ends (or after `exit`), the fast lane's commands still running are
 //! cancelled (one may be waiting on a person who can no longer answer); the loop returns once the
@@ -25,7 +31,9 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures::future::{AbortHandle, Abortable, BoxFuture};
@@ -43,7 +51,8 @@ use tower_service::Service;
 use super::backend::Backend;
 use super::commands::{Arg, Command};
 use super::gate::CONCURRENCY_LEVEL;
-use crate::mcp::relay;
+use crate::contract;
+use crate::mcp::{Early, answering_early, relay};
 
 /// A header longer than this without its blank line is not LSP framing.
 const HEADER_MAX: usize = 8 * 1024;
@@ -67,14 +76,18 @@ pub(super) async fn run<I, O>(
     socket: ClientSocket,
 ) where
     I: AsyncRead + Unpin,
-    O: AsyncWrite + Unpin,
+    O: AsyncWrite + Unpin + Send + 'static,
 {
     let backend = service.inner().clone();
     let (requests, responses) = socket.split();
     let mut serve = Serve {
         input: Input::new(input),
         reading: true,
-        output: Output::new(output),
+        shared: Arc::new(Shared {
+            output: parking_lot::Mutex::new(Output::new(output)),
+            waker: parking_lot::Mutex::new(None),
+            jobs: AtomicUsize::new(0),
+        }),
         service,
         backend,
         held: None,
@@ -89,11 +102,33 @@ pub(super) async fn run<I, O>(
     std::future::poll_fn(|cx| serve.poll(cx)).await;
 }
 
+/// What the loop shares with an early answer, which runs in the server's transport's task.
+struct Shared<O> {
+    output: parking_lot::Mutex<Output<O>>,
+    /// The loop's waker: a reply the editor does not take at once is written on by the loop.
+    waker: parking_lot::Mutex<Option<Waker>>,
+    /// The loop's jobs (lane and service): an early answer only when its call is the one job.
+    /// Several at once keep their replies batched in the loop's writes.
+    jobs: AtomicUsize,
+}
+
+/// Who answers a lane request that may be answered early: [`Claim::take`] is true once.
+#[derive(Default)]
+struct Claim(AtomicU8);
+
+impl Claim {
+    fn take(&self) -> bool {
+        self.0
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
 struct Serve<I, O, Q, A> {
     input: Input<I>,
     /// False once the input ended, failed, or `exit` was handed on.
     reading: bool,
-    output: Output<O>,
+    shared: Arc<Shared<O>>,
     service: LspService<Backend>,
     backend: Backend,
     /// A request for the service, waiting for it to be ready (it is not while `initialize` runs).
@@ -115,15 +150,31 @@ struct Serve<I, O, Q, A> {
 impl<I, O, Q, A> Serve<I, O, Q, A>
 where
     I: AsyncRead + Unpin,
-    O: AsyncWrite + Unpin,
+    O: AsyncWrite + Unpin + Send + 'static,
     Q: Stream<Item = Request> + Unpin,
     A: Sink<Response, Error = ExitedError> + Unpin,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        {
+            let mut waker = self.shared.waker.lock();
+            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *waker = Some(cx.waker().clone());
+            }
+        }
+        let done = self.poll_turn(cx);
+        self.shared.jobs.store(self.jobs.len(), Ordering::Release);
+        done
+    }
+
+    fn output(&self) -> parking_lot::MutexGuard<'_, Output<O>> {
+        self.shared.output.lock()
+    }
+
+    fn poll_turn(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let mut turn = 0;
         loop {
-            let mut progress = self.output.poll_drain(cx);
-            while self.output.room() {
+            let mut progress = self.output().poll_drain(cx);
+            while self.output().room() {
                 match Pin::new(&mut self.jobs).poll_next(cx) {
                     Poll::Ready(Some(reply)) => {
                         self.finished(reply);
@@ -133,10 +184,10 @@ where
                 }
             }
             if let Some(requests) = self.requests.as_mut() {
-                while self.output.room() {
+                while self.shared.output.lock().room() {
                     match Pin::new(&mut *requests).poll_next(cx) {
                         Poll::Ready(Some(request)) => {
-                            self.output.message(&request);
+                            self.shared.output.lock().message(&request);
                             progress = true;
                         }
                         Poll::Ready(None) => {
@@ -151,7 +202,7 @@ where
             progress |= self.poll_held(cx);
             while self.reading
                 && self.held.is_none()
-                && self.output.room()
+                && self.output().room()
                 && self.jobs.len() < CONCURRENCY_LEVEL
             {
                 if turn == MESSAGES_PER_TURN {
@@ -167,7 +218,7 @@ where
                     Poll::Ready(Some(Err(why))) => {
                         turn += 1;
                         tracing::error!("failed to decode a message from the editor: {why}");
-                        self.output.reply(&Id::Null, &Err(Error::parse_error()));
+                        self.output().reply(&Id::Null, &Err(Error::parse_error()));
                         progress = true;
                     }
                     Poll::Ready(None) => {
@@ -187,8 +238,9 @@ where
                     progress = true;
                 }
                 if self.jobs.is_empty() {
-                    self.output.poll_drain(cx);
-                    return if self.output.is_empty() {
+                    let mut output = self.output();
+                    output.poll_drain(cx);
+                    return if output.is_empty() {
                         Poll::Ready(())
                     } else {
                         Poll::Pending
@@ -210,7 +262,7 @@ where
             Ok(text) => text,
             Err(e) => {
                 tracing::error!("a message from the editor is not UTF-8: {e}");
-                self.output.reply(&Id::Null, &Err(Error::parse_error()));
+                self.output().reply(&Id::Null, &Err(Error::parse_error()));
                 return;
             }
         };
@@ -275,20 +327,53 @@ where
         } else {
             Error::parse_error()
         };
-        self.output.reply(&Id::Null, &Err(error));
+        self.output().reply(&Id::Null, &Err(error));
     }
 
     /// `workspace/executeCommand` on the fast lane.
     fn fast(&mut self, id: Id, command: Command) {
         let backend = self.backend.clone();
-        let handler: BoxFuture<'static, Handled> =
-            Box::pin(async move { backend.command(command).await });
+        // `callTool` answers with the server's result as it came (unless progress is to end
+        // before it): that may be written the moment it is read.
+        let claim = (command.name == contract::CMD_CALL_TOOL && command.token.is_none())
+            .then(|| Arc::new(Claim::default()));
+        let handler: BoxFuture<'static, Handled> = match &claim {
+            Some(claim) => Box::pin(answering_early(
+                self.early(&id, claim.clone()),
+                async move { backend.command(command).await },
+            )),
+            None => Box::pin(async move { backend.command(command).await }),
+        };
         let (handle, registration) = AbortHandle::new_pair();
         self.lane.insert(id.clone(), handle);
         self.jobs.push(Job::Lane {
             id: Some(id),
+            claim,
             handler: Abortable::new(handler, registration),
         });
+    }
+
+    /// Writes request `id`'s reply with a plain result as the server sent it, from the server's
+    /// read: only when its call is the loop's one job and nothing is queued before it.
+    fn early(&self, id: &Id, claim: Arc<Claim>) -> Early {
+        let shared = self.shared.clone();
+        let id = id.clone();
+        Box::new(move |result| {
+            if shared.jobs.load(Ordering::Acquire) != 1 {
+                return false;
+            }
+            let Some(waker) = shared.waker.lock().clone() else {
+                return false;
+            };
+            let mut output = shared.output.lock();
+            if !output.is_empty() || output.gone || !claim.take() {
+                return false;
+            }
+            output.reply_raw(&id, result);
+            // What the editor does not take now, the loop writes (its waker is registered).
+            output.poll_drain(&mut Context::from_waker(&waker));
+            true
+        })
     }
 
     fn for_service(&mut self, request: Request) {
@@ -318,6 +403,7 @@ where
             Poll::Ready(Ok(())) => {
                 let exit = request.method() == "exit";
                 self.jobs.push(Job::Service(self.service.call(request)));
+                self.shared.jobs.store(self.jobs.len(), Ordering::Release);
                 if exit {
                     self.reading = false;
                 }
@@ -357,11 +443,13 @@ where
                     self.initialize = None;
                     self.lane_open = response.is_ok();
                 }
-                self.output.message(&response);
+                self.output().message(&response);
             }
-            Reply::Lane(id, handled) => {
+            Reply::Lane(id, handled, claim) => {
                 self.lane.remove(&id);
-                self.output.reply(&id, &handled);
+                if claim.is_none_or(|claim| claim.take()) {
+                    self.output().reply(&id, &handled);
+                }
             }
         }
     }
@@ -536,13 +624,15 @@ enum Job {
     Service(BoxFuture<'static, Result<Option<Response>, ExitedError>>),
     Lane {
         id: Option<Id>,
+        /// For a request that may be answered early.
+        claim: Option<Arc<Claim>>,
         handler: Abortable<BoxFuture<'static, Handled>>,
     },
 }
 
 enum Reply {
     Service(Option<Response>),
-    Lane(Id, Handled),
+    Lane(Id, Handled, Option<Arc<Claim>>),
 }
 
 impl Future for Job {
@@ -554,10 +644,14 @@ impl Future for Job {
                 .as_mut()
                 .poll(cx)
                 .map(|done| Reply::Service(done.ok().flatten())),
-            Job::Lane { id, handler } => {
+            Job::Lane { id, claim, handler } => {
                 let handled = std::task::ready!(Pin::new(handler).poll(cx))
                     .unwrap_or_else(|_aborted| Err(Error::request_cancelled()));
-                Poll::Ready(Reply::Lane(id.take().unwrap_or_default(), handled))
+                Poll::Ready(Reply::Lane(
+                    id.take().unwrap_or_default(),
+                    handled,
+                    claim.take(),
+                ))
             }
         }
     }
@@ -714,19 +808,7 @@ impl<O: AsyncWrite + Unpin> Output<O> {
         if let Ok(Some(Value::String(result))) = handled
             && let Some(raw) = relay::take_small(result)
         {
-            if self.gone {
-                return;
-            }
-            self.body.clear();
-            self.body
-                .extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
-            self.body.extend_from_slice(&raw);
-            self.body.extend_from_slice(br#","id":"#);
-            if serde_json::to_writer(&mut self.body, id).is_ok() {
-                self.body.push(b'}');
-                self.frame();
-            }
-            return;
+            return self.reply_raw(id, &raw);
         }
         let (result, error) = match handled {
             Ok(value) => (Some(value.as_ref().unwrap_or(&Value::Null)), None),
@@ -738,6 +820,22 @@ impl<O: AsyncWrite + Unpin> Output<O> {
             error,
             id,
         });
+    }
+
+    /// Queues a reply whose result is `raw`, a JSON value as the server sent it.
+    fn reply_raw(&mut self, id: &Id, raw: &[u8]) {
+        if self.gone {
+            return;
+        }
+        self.body.clear();
+        self.body
+            .extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
+        self.body.extend_from_slice(raw);
+        self.body.extend_from_slice(br#","id":"#);
+        if serde_json::to_writer(&mut self.body, id).is_ok() {
+            self.body.push(b'}');
+            self.frame();
+        }
     }
 
     /// Queues one message as a frame.

@@ -604,14 +604,25 @@ impl Connection {
             guard.progress_key = Some(key);
         }
         let closed = || self.service_error(ServiceError::TransportClosed);
-        let answer = direct.send(&id, P::METHOD, params).ok_or_else(closed)?;
+        // Only where the judging below would hand the result on as it came.
+        let early = super::relay::relaying_now()
+            .then(direct::take_early)
+            .flatten();
+        let answer = direct
+            .send(&id, P::METHOD, params, early)
+            .ok_or_else(closed)?;
         guard.id = Some(id);
         let outcome =
             within_server_time(&self.handler.host.clock(&self.server), self.timeout, answer)
                 .await
                 .ok_or_else(|| self.timeout_error())?;
         guard.id = None;
-        match outcome.map_err(|_| closed())? {
+        let delivered = outcome.map_err(|_| closed())?;
+        if delivered.early {
+            // The caller has the result already (`direct::answering_early`), as judged there.
+            return Ok(Answered::Final(Value::Null));
+        }
+        match delivered.answer {
             Ok(result) => match direct::judge::<P::Result>(&result) {
                 direct::Judged::Final(result) => Ok(Answered::Final(result)),
                 direct::Judged::InputRequired => {

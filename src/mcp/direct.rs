@@ -17,10 +17,17 @@
 //! - the pending calls failed at once when the transport ends ([`Direct::close`]);
 //! - `notifications/cancelled` when the caller gives up ([`Direct::cancel`]).
 //!
+//! A face that answers its caller with the server's result as sent may also take that result the
+//! moment the transport reads it ([`answering_early`]): the editor's reply is then written from
+//! the read itself, and the call's own layers (its timer, guards, judging) finish after it, off
+//! the path the editor waits on.
+//!
 //! Legacy (initialize) sessions only: on 2026-07-28 rmcp accepts a server's request only while
 //! one of its own requests is pending (SEP-2260), which a call past it would break.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -43,11 +50,43 @@ pub const FIRST_ID: i64 = 1 << 32;
 /// [`judge`] reads it) or its error.
 pub type Answer = Result<Bytes, ErrorData>;
 
+/// Where a call's plain final result (see [`plain`]) goes the moment the transport reads it:
+/// true when it took it (the caller is answered; the call's own result is then not needed).
+pub type Early = Box<dyn FnOnce(&Bytes) -> bool + Send>;
+
+/// What a waiting call is handed: the answer, and whether its [`Early`] took it already.
+pub struct Delivered {
+    pub answer: Answer,
+    pub early: bool,
+}
+
+/// A call waiting for its answer.
+struct Waiting {
+    tx: oneshot::Sender<Delivered>,
+    early: Option<Early>,
+}
+
+tokio::task_local! {
+    static EARLY: Cell<Option<Early>>;
+}
+
+/// Runs `fut` with `early` for the first call made past rmcp inside it (taken by
+/// [`take_early`]); a result that is not plain, an error, or a call that is cancelled or fails
+/// leaves the caller to its usual answer.
+pub fn answering_early<F: Future>(early: Early, fut: F) -> impl Future<Output = F::Output> {
+    EARLY.scope(Cell::new(Some(early)), fut)
+}
+
+/// The current task's [`Early`], once.
+pub fn take_early() -> Option<Early> {
+    EARLY.try_with(Cell::take).ok().flatten()
+}
+
 /// The requests of one stdio connection made past rmcp.
 pub struct Direct {
     writer: Writer,
     /// The waiting calls; `None` once the transport ended.
-    pending: parking_lot::Mutex<Option<HashMap<i64, oneshot::Sender<Answer>>>>,
+    pending: parking_lot::Mutex<Option<HashMap<i64, Waiting>>>,
     next: AtomicI64,
 }
 
@@ -66,14 +105,15 @@ impl Direct {
         RequestId::Number(self.next.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Writes request `id` (from [`Direct::next_id`]); the answer to come. `None` when the
-    /// transport has ended (nothing is written).
+    /// Writes request `id` (from [`Direct::next_id`]); the answer to come (a plain result
+    /// first to `early`, if given). `None` when the transport has ended (nothing is written).
     pub fn send(
         self: &Arc<Self>,
         id: &RequestId,
         method: &str,
         params: &impl Serialize,
-    ) -> Option<oneshot::Receiver<Answer>> {
+        early: Option<Early>,
+    ) -> Option<oneshot::Receiver<Delivered>> {
         let RequestId::Number(n) = *id else {
             return None;
         };
@@ -87,7 +127,10 @@ impl Direct {
         line.extend_from_slice(b"}\n");
         let (tx, rx) = oneshot::channel();
         // Registered before the line is written: the answer finds its caller however soon.
-        self.pending.lock().as_mut()?.insert(n, tx);
+        self.pending
+            .lock()
+            .as_mut()?
+            .insert(n, Waiting { tx, early });
         if let Some(rest) = write_line(&self.writer, line) {
             let this = self.clone();
             finish_line(rest, move |e| {
@@ -118,18 +161,24 @@ impl Direct {
         }
     }
 
-    /// Hands `answer` to the call waiting for `id`; false when none is (the answer is rmcp's).
+    /// Hands `answer` to the call waiting for `id` (a plain result to its [`Early`] first); false
+    /// when none is (the answer is rmcp's).
     pub fn deliver(&self, id: &RequestId, answer: Answer) -> bool {
-        match self.take(id) {
-            Some(tx) => {
-                let _ = tx.send(answer);
-                true
+        let Some(Waiting { tx, early }) = self.take(id) else {
+            return false;
+        };
+        let early = match (&answer, early) {
+            // A bigger one is spliced into its reply by the editor's writer, uncopied.
+            (Ok(result), Some(early)) if result.len() <= super::relay::SMALL && plain(result) => {
+                early(result)
             }
-            None => false,
-        }
+            _ => false,
+        };
+        let _ = tx.send(Delivered { answer, early });
+        true
     }
 
-    fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Answer>> {
+    fn take(&self, id: &RequestId) -> Option<Waiting> {
         match id {
             RequestId::Number(n) if *n >= FIRST_ID => self.pending.lock().as_mut()?.remove(n),
             _ => None,
@@ -177,12 +226,7 @@ pub enum Judged {
 /// [`final_result`] judges it.
 pub fn judge<R: DeserializeOwned + Serialize>(result: &Bytes) -> Judged {
     use super::relay;
-    // A stand-in for a big result (its token in `_meta`) goes the parsed way, to `relay::finish`.
-    let stand_in = |meta: &str| meta.contains(relay::token_meta());
-    if relay::relaying_now()
-        && shape(result).is_some_and(|meta| !meta.is_some_and(stand_in))
-        && !relay::has_surrogate_escape(result)
-    {
+    if relay::relaying_now() && plain(result) {
         return Judged::Final(Value::String(relay::marker(relay::store(result.clone()))));
     }
     let Ok(value) = serde_json::from_slice::<Value>(result) else {
@@ -192,6 +236,16 @@ pub fn judge<R: DeserializeOwned + Serialize>(result: &Bytes) -> Judged {
         return Judged::InputRequired;
     }
     final_result::<R>(value).map_or(Judged::Unexpected, Judged::Final)
+}
+
+/// A result to hand on as it came: of a plain shape ([`plain_shape`]), not a stand-in for a big
+/// result (its token in `_meta`: those go the parsed way, to `relay::finish`), without a lone
+/// surrogate escape (which a full parse refuses).
+pub fn plain(result: &Bytes) -> bool {
+    use super::relay;
+    let stand_in = |meta: &str| meta.contains(relay::token_meta());
+    shape(result).is_some_and(|meta| !meta.is_some_and(stand_in))
+        && !relay::has_surrogate_escape(result)
 }
 
 /// A content block or a resource's contents as [`shape`] reads them in the same pass: an object

@@ -22,6 +22,7 @@ mod supervisor;
 mod transport;
 
 pub use connection::ToolArguments;
+pub use direct::{Early, answering_early};
 pub use host::{Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
 pub use transport::{Line, parse_line, split_batch};

@@ -1396,21 +1396,33 @@ IFS= read -r e
                 to_rmcp.send(message).unwrap();
             }
         });
+        // Each call with an early taker (`direct::answering_early`) that keeps what it is given.
+        let taken = Arc::new(parking_lot::Mutex::new(Vec::<bytes::Bytes>::new()));
         let call = |name: &str| {
             let id = direct.next_id();
             let params = CallToolRequestParams::new(name.to_string());
-            let answer = direct.send(&id, "tools/call", &params).unwrap();
+            let taker = taken.clone();
+            let early: direct::Early = Box::new(move |result| {
+                taker.lock().push(result.clone());
+                true
+            });
+            let answer = direct
+                .send(&id, "tools/call", &params, Some(early))
+                .unwrap();
             (id, answer)
         };
 
         let (id, answer) = call("first");
         assert_eq!(id, RequestId::Number(direct::FIRST_ID));
-        let answer = answer.within().await.unwrap().unwrap();
+        let delivered = answer.within().await.unwrap();
+        let answer = delivered.answer.unwrap();
         assert_eq!(
             &answer[..],
             br#"{"content":[{"type":"text","text":"ok"}]}"#,
             "the result as sent"
         );
+        assert!(delivered.early, "a plain result is taken early");
+        assert_eq!(taken.lock().drain(..).collect::<Vec<_>>(), [answer]);
         let written = std::fs::read_to_string(dir.path().join("a")).unwrap();
         assert_eq!(
             written.trim_end(),
@@ -1430,12 +1442,16 @@ IFS= read -r e
         assert!(!direct.is_pending(&id) && !direct.waiting());
 
         // An answer in a shape only rmcp's parse reads still reaches its call.
-        let answer = call("second").1.within().await.unwrap().unwrap();
-        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        let delivered = call("second").1.within().await.unwrap();
+        let answer: Value = serde_json::from_slice(&delivered.answer.unwrap()).unwrap();
         assert_eq!(answer, serde_json::json!({"content": []}));
-        // One that cannot be read becomes an error for its call, not a lost answer.
-        let error = call("third").1.within().await.unwrap().unwrap_err();
+        assert!(delivered.early && taken.lock().drain(..).count() == 1);
+        // One that cannot be read becomes an error for its call, not a lost answer, and is
+        // nobody's early.
+        let delivered = call("third").1.within().await.unwrap();
+        let error = delivered.answer.unwrap_err();
         assert_eq!(error.code.0, -32603, "{error:?}");
+        assert!(!delivered.early && taken.lock().is_empty());
 
         // A call given up is forgotten and the server told.
         let (id, answer) = call("fourth");
@@ -1448,6 +1464,7 @@ IFS= read -r e
         // The last call waits until the server exits, and then fails at once.
         let (_, last) = call("fifth");
         assert!(last.within().await.is_err());
+        assert!(taken.lock().is_empty(), "no early for calls never answered");
         let cancelled = std::fs::read_to_string(dir.path().join("cancel")).unwrap();
         let cancelled: Value = serde_json::from_str(&cancelled).unwrap();
         assert_eq!(cancelled["method"], "notifications/cancelled");
@@ -1457,7 +1474,7 @@ IFS= read -r e
         let id = direct.next_id();
         let params = CallToolRequestParams::new("late".to_string());
         assert!(
-            direct.send(&id, "tools/call", &params).is_none(),
+            direct.send(&id, "tools/call", &params, None).is_none(),
             "refused once closed"
         );
     }

@@ -400,6 +400,20 @@ struct RawEditor {
 }
 
 impl RawEditor {
+    /// The sidecar served in-process, and the editor's side of it.
+    fn serve() -> (RawEditor, tokio::task::JoinHandle<()>) {
+        isolate_user_config();
+        let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
+        let (sr, sw) = tokio::io::split(sidecar_side);
+        let served = tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
+        let (er, ew) = tokio::io::split(editor_side);
+        let editor = RawEditor {
+            write: ew,
+            read: tokio::io::BufReader::new(er),
+        };
+        (editor, served)
+    }
+
     async fn send_bytes(&mut self, bytes: &[u8]) {
         use tokio::io::AsyncWriteExt;
         self.write.write_all(bytes).await.unwrap();
@@ -413,6 +427,11 @@ impl RawEditor {
 
     /// The next message that is not a notification or a request to the editor.
     async fn reply(&mut self) -> Value {
+        self.until(|m| m.get("method").is_none()).await
+    }
+
+    /// The next message `pick` takes, replies and notifications alike.
+    async fn until(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
         use tokio::io::{AsyncBufReadExt, AsyncReadExt};
         loop {
             let mut length = None;
@@ -433,7 +452,7 @@ impl RawEditor {
             let mut body = vec![0; length.expect("a Content-Length")];
             self.read.read_exact(&mut body).await.unwrap();
             let message: Value = serde_json::from_slice(&body).unwrap();
-            if message.get("method").is_none() {
+            if pick(&message) {
                 return message;
             }
         }
@@ -455,15 +474,7 @@ fn assert_error(reply: &Value, id: Value, code: i64) {
 /// ended the session at the first one: the editor's next write found a closed pipe).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecycle_as_before() {
-    isolate_user_config();
-    let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(sidecar_side);
-    let served = tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
-    let (er, ew) = tokio::io::split(editor_side);
-    let mut editor = RawEditor {
-        write: ew,
-        read: tokio::io::BufReader::new(er),
-    };
+    let (mut editor, served) = RawEditor::serve();
     let list = |id: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
                "params": {"command": "mcp-sidecar.listServers"}})
@@ -528,6 +539,89 @@ async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecy
     editor.send(list(json!(9))).await;
     let late = editor.reply().await;
     assert_error(&late, json!(9), -32600);
+    editor
+        .send(json!({"jsonrpc": "2.0", "method": "exit"}))
+        .await;
+    tokio::time::timeout(Duration::from_secs(20), served)
+        .await
+        .expect("serve returns after exit")
+        .unwrap();
+}
+
+/// A `callTool` alone in flight is answered from the server's read (the serve loop's early
+/// answer), and the command's own layers finish after it; whichever finishes first, a request
+/// gets one reply: a cancel right after the answer, and calls several at once (answered the
+/// usual way, batched), add none. (On two worker threads, so the early answer and the loop run
+/// at the same time too.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_answered_early_is_answered_once() {
+    let (mut editor, served) = RawEditor::serve();
+    let options = with_user_scopes(json!({"servers": {"demo": demo_server("legacy", None)}}));
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"capabilities": {"experimental": {"mcpSidecar": {"serverScopes": true}}},
+                                "initializationOptions": options}}))
+        .await;
+    editor.reply().await;
+    editor
+        .send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        .await;
+    editor
+        .until(|m| {
+            m["method"] == "mcp-sidecar/serverStatus"
+                && m["params"]["name"] == "demo"
+                && m["params"]["state"] == "running"
+        })
+        .await;
+    let add = |id: i64, a: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+               "params": {"command": "mcp-sidecar.callTool",
+                          "arguments": [{"server": "demo", "tool": "add", "arguments": {"a": a, "b": 2}}]}})
+    };
+    let sum = |reply: &Value| structured(&reply["result"])["sum"].as_i64();
+
+    for id in 10..40 {
+        editor.send(add(id, id)).await;
+        let reply = editor.reply().await;
+        assert_eq!(
+            (&reply["id"], sum(&reply)),
+            (&json!(id), Some(id + 2)),
+            "{reply}"
+        );
+        editor
+            .send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}))
+            .await;
+    }
+    let mut frames = Vec::new();
+    for id in 100..120 {
+        let body = add(id, id).to_string();
+        frames
+            .extend_from_slice(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+    editor.send_bytes(&frames).await;
+    let mut answered = Vec::new();
+    for _ in 100..120 {
+        let reply = editor.reply().await;
+        let id = reply["id"].as_i64().unwrap();
+        assert_eq!(sum(&reply), Some(id + 2), "{reply}");
+        answered.push(id);
+    }
+    answered.sort();
+    assert_eq!(answered, (100..120).collect::<Vec<_>>());
+    // The next reply is the next request's: no second answer to any call came before it.
+    editor
+        .send(
+            json!({"jsonrpc": "2.0", "id": 200, "method": "workspace/executeCommand",
+                     "params": {"command": "mcp-sidecar.listServers"}}),
+        )
+        .await;
+    let listed = editor.reply().await;
+    assert_eq!(listed["id"], 200, "{listed}");
+
+    editor
+        .send(json!({"jsonrpc": "2.0", "id": 201, "method": "shutdown"}))
+        .await;
+    assert_eq!(editor.reply().await["id"], 201);
     editor
         .send(json!({"jsonrpc": "2.0", "method": "exit"}))
         .await;
