@@ -70,14 +70,27 @@ export async function closeQuickInput(page) {
 
 /** Runs a command from the Command Palette by its full title. */
 export async function runCommand(page, title) {
-  await closeQuickInput(page);
-  await page.keyboard.press('F1');
-  await waitFor('the Command Palette', async () => (await quickInput(page))?.value.startsWith('>') || null);
-  await page.keyboard.type(title);
-  await waitFor(`"${title}" in the Command Palette`, async () => {
-    const q = await quickInput(page);
-    return q?.rows.some((r) => r.aria.startsWith(title)) ? q : null;
-  });
+  // A window still settling can take the focus from the palette (closing it) or drop typed keys:
+  // open it and set its text again until the command is listed, a few times, then say what it showed.
+  let shown = null;
+  for (let attempt = 1; ; attempt++) {
+    await closeQuickInput(page);
+    await page.keyboard.press('F1');
+    const listed = await waitFor(`"${title}" in the Command Palette`, async () => {
+      const q = await quickInput(page);
+      shown = q && { value: q.value, rows: q.rows.slice(0, 5).map((r) => r.aria) };
+      if (!q?.value.startsWith('>')) return null;
+      if (q.value !== `>${title}`) {
+        await page.fill(`${QI} .quick-input-box input`, `>${title}`);
+        return null;
+      }
+      return q.rows.some((r) => r.aria.startsWith(title)) ? q : null;
+    }, { timeout: 8000, interval: 150 }).catch((error) => {
+      if (attempt >= 3) throw new Error(`${error.message}; the palette showed ${JSON.stringify(shown)}`);
+      return null;
+    });
+    if (listed) break;
+  }
   // A recently used command that also matches the typed words is listed first ("Trust Server"
   // matches "Revoke Trust for Server"): move the focus to the command itself.
   await waitFor(`"${title}" focused in the Command Palette`, async () => {
