@@ -28,7 +28,7 @@
 //! service's handlers have finished and what is queued is written.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -92,7 +92,7 @@ pub(super) async fn run<I, O>(
         backend,
         held: None,
         jobs: FuturesUnordered::new(),
-        lane: HashMap::new(),
+        lane: foldhash::HashMap::default(),
         lane_open: false,
         initialize: None,
         requests: Some(requests),
@@ -135,7 +135,7 @@ struct Serve<I, O, Q, A> {
     held: Option<Request>,
     jobs: FuturesUnordered<Job>,
     /// The fast lane's requests still running, to cancel them.
-    lane: HashMap<Id, AbortHandle>,
+    lane: foldhash::HashMap<Id, AbortHandle>,
     /// `initialize` has succeeded and `shutdown` has not come.
     lane_open: bool,
     /// The id of the `initialize` request being handled.

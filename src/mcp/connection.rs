@@ -787,7 +787,9 @@ async fn within_server_time<T>(
     let mut deadline = start + timeout;
     tokio::pin!(fut);
     loop {
+        // `fut` first: its first poll writes the request, before the timer is registered.
         tokio::select! {
+            biased;
             out = &mut fut => return Some(out),
             _ = tokio::time::sleep_until(deadline) => {
                 let (human, busy) = clock.total();

@@ -26,7 +26,6 @@
 //! one of its own requests is pending (SEP-2260), which a call past it would break.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -86,7 +85,7 @@ pub fn take_early() -> Option<Early> {
 pub struct Direct {
     writer: Writer,
     /// The waiting calls; `None` once the transport ended.
-    pending: parking_lot::Mutex<Option<HashMap<i64, Waiting>>>,
+    pending: parking_lot::Mutex<Option<foldhash::HashMap<i64, Waiting>>>,
     next: AtomicI64,
 }
 
@@ -94,7 +93,7 @@ impl Direct {
     pub fn new(writer: Writer) -> Arc<Self> {
         Arc::new(Direct {
             writer,
-            pending: parking_lot::Mutex::new(Some(HashMap::new())),
+            pending: parking_lot::Mutex::new(Some(foldhash::HashMap::default())),
             next: AtomicI64::new(FIRST_ID),
         })
     }

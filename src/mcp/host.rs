@@ -91,7 +91,7 @@ pub struct Host {
     /// The sampling settings and the provider built from them when they were applied.
     sampling: RwLock<Arc<sampling::Applied>>,
     pub sampling_sessions: sampling::Sessions,
-    clocks: Mutex<HashMap<String, Arc<HumanClock>>>,
+    clocks: Mutex<foldhash::HashMap<String, Arc<HumanClock>>>,
     completions: Mutex<HashMap<String, Arc<tokio::sync::Notify>>>,
     floods: Floods,
     update_floods: UpdateFloods,
@@ -191,7 +191,7 @@ impl Host {
             limiter: elicitation::RateLimiter::default(),
             sampling: RwLock::new(Arc::default()),
             sampling_sessions: sampling::Sessions::default(),
-            clocks: Mutex::new(HashMap::new()),
+            clocks: Mutex::new(foldhash::HashMap::default()),
             completions: Mutex::new(HashMap::new()),
             floods: Floods::default(),
             update_floods: UpdateFloods::default(),
