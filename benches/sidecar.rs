@@ -320,9 +320,12 @@ fn main() {
     if std::env::var(compare::fixture::ROLE_VAR).is_ok_and(|r| r == compare::fixture::ROLE) {
         return compare::fixture::serve();
     }
-    // ... and as the floor of an LSP relay the event-loop client measures (compare::lsp_relay).
-    if std::env::var(compare::fixture::ROLE_VAR).is_ok_and(|r| r == compare::lsp_relay::ROLE) {
-        return compare::lsp_relay::serve();
+    // ... and as the floors of an LSP relay and of a relay on tokio the event-loop client
+    // measures (compare::lsp_relay, compare::byte_relay).
+    match std::env::var(compare::fixture::ROLE_VAR).as_deref() {
+        Ok(compare::lsp_relay::ROLE) => return compare::lsp_relay::serve(),
+        Ok(compare::byte_relay::ROLE) => return compare::byte_relay::serve(),
+        _ => {}
     }
     keep_heap();
     tokio::runtime::Builder::new_multi_thread()
@@ -448,7 +451,7 @@ async fn run() {
         if event_loop.get("skipped").is_none() {
             let m = |k: &str, f: &str| event_loop[k][f].as_f64().unwrap_or(f64::NAN);
             println!(
-                "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | through a minimal LSP relay median {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median); minimal LSP relay / socat {}, sidecar / minimal LSP relay {} | CPU per call: sidecar {:.0} µs, socat {:.0} µs, minimal LSP relay {:.0} µs",
+                "event-loop client ({}), callTool add 2025-11-25: through the sidecar median {:.1} µs p99 {:.1} µs | through socat (zero-work hop) median {:.1} µs p99 {:.1} µs | through a minimal LSP relay median {:.1} µs | direct median {:.1} µs | sidecar / socat: median {}, p99 {} (target ≤ 1.15x at the median); minimal LSP relay / socat {}, sidecar / minimal LSP relay {}, zero-work relay on tokio / socat {} | CPU per call: sidecar {:.0} µs, socat {:.0} µs, minimal LSP relay {:.0} µs, zero-work relay on tokio {:.0} µs",
                 event_loop["client"].as_str().unwrap_or("node"),
                 m("sidecar", "median_us"),
                 m("sidecar", "p99_us"),
@@ -463,9 +466,14 @@ async fn run() {
                     m("sidecar", "median_us"),
                     m("minimal_lsp_relay", "median_us")
                 ),
+                ratio(
+                    m("zero_work_tokio_relay", "median_us"),
+                    m("socat", "median_us")
+                ),
                 m("cpu_us_per_call", "sidecar"),
                 m("cpu_us_per_call", "socat"),
                 m("cpu_us_per_call", "relay"),
+                m("cpu_us_per_call", "byte_relay"),
             );
         }
         report.insert("eventLoopClient".into(), event_loop);

@@ -49,12 +49,28 @@ struct Call<'a> {
 /// The id of the relay's own `initialize` to the server.
 const INIT_ID: &str = "\"relay-init\"";
 
-pub fn serve() {
-    let command: Vec<String> = std::env::var(COMMAND_VAR)
+/// The server's command, from [`COMMAND_VAR`].
+pub fn command() -> Vec<String> {
+    std::env::var(COMMAND_VAR)
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .filter(|c: &Vec<String>| !c.is_empty())
-        .unwrap_or_else(|| panic!("{COMMAND_VAR} must be a JSON array: the server's command"));
+        .unwrap_or_else(|| panic!("{COMMAND_VAR} must be a JSON array: the server's command"))
+}
+
+/// The server, on pipes.
+pub fn spawn(command: &[String]) -> tokio::process::Child {
+    tokio::process::Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+pub fn serve() {
+    let command = command();
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -63,7 +79,7 @@ pub fn serve() {
 }
 
 /// A stream socket the process was given as `fd`, on the event loop.
-fn socket(fd: i32) -> tokio::net::UnixStream {
+pub fn socket(fd: i32) -> tokio::net::UnixStream {
     // SAFETY: fd 0 and 1 are open for the life of the process; this process is their only user.
     let socket = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
     socket.set_nonblocking(true).unwrap();
@@ -78,13 +94,7 @@ fn frame(out: &mut Vec<u8>, body: &[u8]) {
 }
 
 async fn relay(command: Vec<String>) {
-    let mut child = tokio::process::Command::new(&command[0])
-        .args(&command[1..])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&command);
     let mut to_server = child.stdin.take().unwrap();
     let mut from_server = child.stdout.take().unwrap();
     let mut from_editor = socket(0);

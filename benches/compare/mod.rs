@@ -3,6 +3,7 @@
 //! idle memory next to a Node (TypeScript SDK) host. The peer clients are scripts under
 //! `benches/peers/`; a peer whose environment variable is unset is skipped with a line saying so.
 
+pub mod byte_relay;
 pub mod fixture;
 pub mod lsp_relay;
 pub mod procfs;
@@ -174,24 +175,28 @@ pub async fn event_loop_client(home: &Path) -> Value {
         &crate::calls().to_string(),
         "--warmup",
         &warmup().to_string(),
-        // The bench binary as the floor of an LSP relay (`lsp_relay`).
+        // The bench binary as the floor of an LSP relay (`lsp_relay`) and of a relay on tokio
+        // (`byte_relay`).
         "--relay",
         &std::env::current_exe().unwrap().display().to_string(),
     ]);
     let out = run_json(cmd).await;
     let of = |path: &str| latencies(&json!({"latencies_us": out["latencies_us"][path]}));
     let (sidecar, socat, direct, relay) = (of("sidecar"), of("socat"), of("direct"), of("relay"));
+    let bytes = of("byte_relay");
     json!({
         "client": out["client"],
         "sidecar": sidecar,
         "socat": socat,
         "direct": direct,
         "minimal_lsp_relay": relay,
+        "zero_work_tokio_relay": bytes,
         "ratio_median_sidecar_vs_socat": sidecar.median_us / socat.median_us,
         "ratio_p99_sidecar_vs_socat": sidecar.p99_us / socat.p99_us,
         "ratio_median_socat_vs_direct": socat.median_us / direct.median_us,
         "ratio_median_relay_vs_socat": relay.median_us / socat.median_us,
         "ratio_median_sidecar_vs_relay": sidecar.median_us / relay.median_us,
+        "ratio_median_tokio_relay_vs_socat": bytes.median_us / socat.median_us,
         "cpu_us_per_call": out["cpu_us_per_call"],
     })
 }

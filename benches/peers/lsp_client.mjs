@@ -7,7 +7,10 @@
 //            hop doing no work: the floor of a relay on this machine);
 //   direct   MCP `tools/call` to a demo server it spawns itself (no hop);
 //   relay    (with `--relay`) the same LSP call through the bench binary as a minimal LSP relay
-//            (benches/compare/lsp_relay.rs: the least a hop that speaks LSP to the editor does).
+//            (benches/compare/lsp_relay.rs: the least a hop that speaks LSP to the editor does);
+//   byte_relay  (with `--relay`) the MCP call through the bench binary copying bytes as socat
+//            does, on tokio (benches/compare/byte_relay.rs: a hop on the sidecar's runtime
+//            before any work).
 // After the warm-up it interleaves blocks of calls over the three, so a slow moment of the
 // machine costs each path alike. Every answer is checked. Prints one JSON object on stdout.
 //
@@ -98,8 +101,8 @@ function peer(command, args, env, framing, onNotification = () => {}) {
   return { ...c, request, notify };
 }
 
-async function mcp(command, args) {
-  const p = peer(command, args, {}, "mcp");
+async function mcp(command, args, env = {}) {
+  const p = peer(command, args, env, "mcp");
   const init = await p.request("initialize", {
     protocolVersion: "2025-11-25",
     capabilities: {},
@@ -148,6 +151,7 @@ async function sidecar(bin = opts.bin, env = {}) {
   return { call, pid: p.proc.pid, close };
 }
 
+const relayCommand = JSON.stringify([opts.bin, ...serverArgs]);
 const paths = {
   sidecar: await sidecar(),
   // `pipes`: the server gets pipes, as the sidecar gives its servers (socat's default is a socketpair).
@@ -156,10 +160,8 @@ const paths = {
   ...(opts.compare ? { compare: await sidecar(resolve(opts.compare)) } : {}),
   ...(opts.relay
     ? {
-        relay: await sidecar(resolve(opts.relay), {
-          BENCH_ROLE: "lsp-relay",
-          BENCH_RELAY_COMMAND: JSON.stringify([opts.bin, ...serverArgs]),
-        }),
+        relay: await sidecar(resolve(opts.relay), { BENCH_ROLE: "lsp-relay", BENCH_RELAY_COMMAND: relayCommand }),
+        byte_relay: await mcp(resolve(opts.relay), [], { BENCH_ROLE: "byte-relay", BENCH_RELAY_COMMAND: relayCommand }),
       }
     : {}),
 };
