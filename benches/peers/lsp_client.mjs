@@ -1,5 +1,5 @@
 // Event-loop client for benches/sidecar.rs (issue 18): plain Node, no packages. It makes the same
-// `add` {a: 1, b: 2} call three ways, the way VS Code's extension host (or Neovim's libuv loop)
+// `add` {a: 1, b: 2} call several ways, the way VS Code's extension host (or Neovim's libuv loop)
 // talks to a child process:
 //   sidecar  LSP `workspace/executeCommand mcp-sidecar.callTool` to the sidecar, which calls its
 //            demo server (one extra process hop, doing the relay's work);
@@ -11,7 +11,7 @@
 //   byte_relay  (with `--relay`) the MCP call through the bench binary copying bytes as socat
 //            does, on tokio (benches/compare/byte_relay.rs: a hop on the sidecar's runtime
 //            before any work).
-// After the warm-up it interleaves blocks of calls over the three, so a slow moment of the
+// After the warm-up it interleaves blocks of calls over all the paths, so a slow moment of the
 // machine costs each path alike. Every answer is checked. Prints one JSON object on stdout.
 //
 //   node benches/peers/lsp_client.mjs --bin PATH --home DIR [--calls N] [--warmup W] [--block B]
