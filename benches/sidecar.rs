@@ -316,13 +316,11 @@ async fn idle_rss(home: &std::path::Path) -> u64 {
 }
 
 fn main() {
-    // The bench binary doubles as the 10 MiB-result server the sidecar spawns (compare::fixture).
-    if std::env::var(compare::fixture::ROLE_VAR).is_ok_and(|r| r == compare::fixture::ROLE) {
-        return compare::fixture::serve();
-    }
-    // ... and as the floors of an LSP relay and of a relay on tokio the event-loop client
-    // measures (compare::lsp_relay, compare::byte_relay).
+    // The bench binary doubles as the 10 MiB-result server the sidecar spawns (compare::fixture),
+    // and as the floors of an LSP relay and of a relay on tokio the event-loop client measures
+    // (compare::lsp_relay, compare::byte_relay).
     match std::env::var(compare::fixture::ROLE_VAR).as_deref() {
+        Ok(compare::fixture::ROLE) => return compare::fixture::serve(),
         Ok(compare::lsp_relay::ROLE) => return compare::lsp_relay::serve(),
         Ok(compare::byte_relay::ROLE) => return compare::byte_relay::serve(),
         _ => {}
