@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod error;
+pub mod shown;
 pub use error::CallError;
 
 /// Version of the contract announced in `initialize` (`capabilities.experimental.mcpSidecar`).
