@@ -582,3 +582,61 @@ fn doctor_reports_config_commands_and_state_dir() {
     );
     assert!(text.contains("3 problems found"), "{text}");
 }
+
+/// At `trace`, every library's lines on: the person's answers to a server's form (a name here,
+/// a password on a real form) reach the server and appear in no log line, in either era; the
+/// log file is created `0600`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_never_reach_the_log_even_at_trace_and_the_log_file_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    const ANSWER: &str = "Zq7-private-answer-4481";
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("sidecar.log");
+    let (child, editor) = spawn_editor(
+        sidecar_command()
+            .arg("--log-file")
+            .arg(&log)
+            .args(["--log-level", "trace"])
+            .env("XDG_CONFIG_HOME", home.path())
+            .env("XDG_STATE_HOME", home.path()),
+    );
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "legacy": demo_server("both", Some("2025-11-25")),
+                "modern": demo_server("both", Some("2026-07-28")),
+            }}),
+            full_ui(),
+        )
+        .await;
+    editor.wait_status(mark, "legacy", "running").await;
+    editor.wait_status(mark, "modern", "running").await;
+    for server in ["legacy", "modern"] {
+        let (_, done) = editor
+            .start_request(
+                "workspace/executeCommand",
+                json!({"command": "mcp-sidecar.callTool",
+                "arguments": [{"server": server, "tool": "book_trip", "arguments": {"destination": "Oslo"}}]}),
+            )
+            .await;
+        let mut script = crate::elicitation::booking_script();
+        script[0].1 = json!({"value": ANSWER});
+        editor.answer_prompts(&script).await;
+        let response = tokio::time::timeout(WAIT, done).await.unwrap().unwrap();
+        assert_eq!(
+            structured(&response["result"])["content"]["name"],
+            ANSWER,
+            "{server}: the server got the answer"
+        );
+    }
+    editor.shutdown_and_exit().await;
+    let _ = child.wait_with_output().await.unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("answered an elicitation"), "{text}");
+    let leaks: Vec<&str> = text.lines().filter(|l| l.contains(ANSWER)).collect();
+    assert!(leaks.is_empty(), "answers in the log: {leaks:#?}");
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the log file's mode");
+}
