@@ -232,6 +232,21 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
     let mut top = serde_json::Map::new();
     let mut excludes: Vec<Value> = Vec::new();
     let mut servers: BTreeMap<String, RawServer> = BTreeMap::new();
+    let editor = layers.iter().find(|l| l.source == Source::EditorSettings);
+    // The editor says which of its servers come from its user-level settings.
+    let scopes = editor
+        .and_then(|l| l.value.get("serverScopes"))
+        .and_then(Value::as_object);
+    let editor_scope = |name: &str| {
+        let user = match cx.editor_scopes {
+            EditorScopes::Own => true,
+            EditorScopes::Unreported => false,
+            EditorScopes::Reported => {
+                scopes.and_then(|s| s.get(name)).and_then(Value::as_str) == Some("user")
+            }
+        };
+        if user { Scope::User } else { Scope::Workspace }
+    };
     for layer in layers {
         let Some(obj) = layer.value.as_object() else {
             if !layer.value.is_null() {
@@ -272,9 +287,14 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
         };
         for (key, value) in obj {
             match key.as_str() {
-                "servers" | "mcpServers" => {
-                    collect_servers(layer, value, &mut servers, &mut errors)
-                }
+                "servers" | "mcpServers" => collect_servers(
+                    layer,
+                    value,
+                    &editor_scope,
+                    &mut servers,
+                    &mut errors,
+                    &mut warnings,
+                ),
                 "inputs" => {}
                 k if EDITOR_ONLY.contains(&k) => {}
                 k if MERGED_OBJECTS.contains(&k) && value.is_object() => {
@@ -319,33 +339,13 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
             message,
         }
     }));
-    let editor = layers.iter().find(|l| l.source == Source::EditorSettings);
-    // The editor says which of its servers come from its user-level settings.
-    let scopes = editor
-        .and_then(|l| l.value.get("serverScopes"))
-        .and_then(Value::as_object);
     let restricted = editor
         .and_then(|l| l.value.get("workspaceTrusted"))
         .and_then(Value::as_bool)
         == Some(false);
     let servers = servers
         .into_values()
-        .map(|mut raw| {
-            if raw.source == Source::EditorSettings {
-                let user = match cx.editor_scopes {
-                    EditorScopes::Own => true,
-                    EditorScopes::Unreported => false,
-                    EditorScopes::Reported => {
-                        scopes
-                            .and_then(|s| s.get(&raw.name))
-                            .and_then(Value::as_str)
-                            == Some("user")
-                    }
-                };
-                raw.scope = if user { Scope::User } else { Scope::Workspace };
-            }
-            ServerSpec::parse(&raw, cx)
-        })
+        .map(|raw| ServerSpec::parse(&raw, cx))
         .collect();
     (
         Resolved {
@@ -358,11 +358,21 @@ pub fn resolve(layers: &[Layer], cx: &Context) -> (Resolved, Vec<ConfigError>) {
     )
 }
 
+/// The most servers one workspace file may define; the rest are refused with one error naming
+/// the file (a cloned repository's forty thousand would each be parsed, held and asked about).
+pub const MAX_WORKSPACE_FILE_SERVERS: usize = 100;
+
+/// Adds a layer's servers by name. The first definition of a name wins, except that a
+/// workspace-scoped one (a workspace file, the editor's workspace-level settings) never
+/// replaces or hides the person's own (their file, the editor's user-level settings): the
+/// person's wins wherever it comes in the order, and the clash is one warning naming both.
 fn collect_servers(
     layer: &Layer,
     value: &Value,
+    editor_scope: &dyn Fn(&str) -> Scope,
     servers: &mut BTreeMap<String, RawServer>,
     errors: &mut Vec<ConfigError>,
+    warnings: &mut Vec<ConfigError>,
 ) {
     let Some(map) = value.as_object() else {
         errors.push(ConfigError {
@@ -372,14 +382,59 @@ fn collect_servers(
         });
         return;
     };
-    for (name, entry) in map {
-        servers.entry(name.clone()).or_insert_with(|| RawServer {
+    let capped = layer.is_workspace_file() && map.len() > MAX_WORKSPACE_FILE_SERVERS;
+    if capped {
+        errors.push(ConfigError {
+            origin: layer.source.clone(),
+            server: None,
+            message: format!(
+                "defines {} servers; a workspace file may define at most {MAX_WORKSPACE_FILE_SERVERS}: only the first {MAX_WORKSPACE_FILE_SERVERS} are read",
+                map.len()
+            ),
+        });
+    }
+    for (name, entry) in map.iter().take(if capped {
+        MAX_WORKSPACE_FILE_SERVERS
+    } else {
+        usize::MAX
+    }) {
+        let scope = if layer.source == Source::EditorSettings {
+            editor_scope(name)
+        } else {
+            layer.scope
+        };
+        let raw = RawServer {
             name: name.clone(),
             source: layer.source.clone(),
             value: entry.clone(),
-            scope: layer.scope,
+            scope,
             folder: layer.folder.clone(),
-        });
+        };
+        match servers.get(name) {
+            None => {
+                servers.insert(name.clone(), raw);
+            }
+            Some(kept) if kept.scope != raw.scope => {
+                let (own, other) = if kept.scope == Scope::User {
+                    (kept, &raw)
+                } else {
+                    (&raw, kept)
+                };
+                warnings.push(ConfigError {
+                    origin: other.source.clone(),
+                    server: Some(name.clone()),
+                    message: format!(
+                        "server \"{}\" is ignored: your own definition of it in {} is used",
+                        crate::contract::shown::line(name, crate::contract::shown::MAX_NAME),
+                        own.source
+                    ),
+                });
+                if raw.scope == Scope::User {
+                    servers.insert(name.clone(), raw);
+                }
+            }
+            Some(_) => {}
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use tower_lsp_server::gen_lsp_types::MessageType;
 
 use super::editor::Editor;
 use crate::config::{self, Context, trust};
+use crate::contract::shown;
 use crate::contract::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
@@ -221,7 +222,9 @@ impl Task {
             }
         }
         let asks = self.manager.apply(resolved).await;
-        let mut decided = false;
+        // One question per file: a repository's servers are decided together (or one by one,
+        // if the person chooses), in the order the files came.
+        let mut files: Vec<Vec<(TrustRequest, config::TrustInfo)>> = Vec::new();
         for ask in asks {
             let Some(info) = self.manager.trust_info(&ask.server) else {
                 continue;
@@ -233,9 +236,24 @@ impl Task {
             if !self.asked_trust.insert(subject) {
                 continue;
             }
-            if let Some(trusted) = self.ask_trust(&ask).await {
-                trust::record(&ask.server, &info, trusted);
-                decided = true;
+            match files.iter_mut().find(|f| f[0].0.origin == ask.origin) {
+                Some(file) => file.push((ask, info)),
+                None => files.push(vec![(ask, info)]),
+            }
+        }
+        let mut decided = false;
+        for file in files {
+            let asks: Vec<&TrustRequest> = file.iter().map(|(ask, _)| ask).collect();
+            let answers = if let [ask] = asks[..] {
+                vec![self.ask_trust(ask).await]
+            } else {
+                self.ask_trust_file(&asks).await
+            };
+            for ((ask, info), trusted) in file.iter().zip(answers) {
+                if let Some(trusted) = trusted {
+                    trust::record(&ask.server, info, trusted);
+                    decided = true;
+                }
             }
         }
         decided
@@ -271,32 +289,159 @@ impl Task {
         }
     }
 
+    /// Asks whether to trust one server. "Show the whole definition" opens its file (or, for
+    /// the editor's settings, shows the whole command line) and asks again.
     async fn ask_trust(&self, ask: &TrustRequest) -> Option<bool> {
-        let picked = self
-            .editor
-            .try_quick_pick(QuickPickParams {
-                title: format!(
-                    "Trust the MCP server \"{}\" from {}?",
-                    ask.server, ask.origin
-                ),
-                placeholder: Some(format!("It will run: {}", ask.description)),
-                items: vec![
-                    QuickPickItem {
-                        detail: (!ask.asks_for.is_empty())
-                            .then(|| format!("asks for: {}", ask.asks_for.join("; "))),
-                        ..QuickPickItem::new("Trust").with_description(ask.description.clone())
-                    },
-                    QuickPickItem::new("Don't trust"),
-                ],
-                ..Default::default()
-            })
+        let command = ask.description.as_str();
+        let mut trust = QuickPickItem::new("Trust").with_description(cap(command, shown::MAX_LINE));
+        trust.detail =
+            (!ask.asks_for.is_empty()).then(|| format!("asks for: {}", ask.asks_for.join("; ")));
+        let params = QuickPickParams {
+            title: format!(
+                "From {}: Trust the MCP server {}?",
+                shown::line(&ask.origin, shown::MAX_LINE),
+                quoted_name(&ask.server)
+            ),
+            placeholder: Some(format!("It will run: {}", cap(command, shown::MAX_LINE))),
+            items: vec![
+                trust,
+                QuickPickItem::new("Don't trust"),
+                self.show_item(ask.file.as_deref(), command),
+            ],
+            ..Default::default()
+        };
+        match self
+            .pick_showing(params, ask.file.as_deref(), command)
             .await
-            .ok()
-            .flatten();
-        match picked.as_ref().and_then(QuickPickResult::first) {
+        {
             Some(0) => Some(true),
             Some(1) => Some(false),
             _ => None,
         }
+    }
+
+    /// Asks once about the servers one file defines: all, none, or one by one.
+    async fn ask_trust_file(&self, asks: &[&TrustRequest]) -> Vec<Option<bool>> {
+        let first = asks[0];
+        let n = asks.len();
+        let names = asks
+            .iter()
+            .map(|a| quoted_name(&a.server))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let lines = asks
+            .iter()
+            .map(|a| format!("{}: {}", quoted_name(&a.server), a.description))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let asks_for: Vec<String> = asks
+            .iter()
+            .flat_map(|a| {
+                a.asks_for
+                    .iter()
+                    .map(|what| format!("{} {what}", quoted_name(&a.server)))
+            })
+            .collect();
+        let mut all = QuickPickItem::new(format!("Trust all {n}"))
+            .with_description(cap(&names, shown::MAX_LINE));
+        all.detail = (!asks_for.is_empty())
+            .then(|| cap(&format!("asks for: {}", asks_for.join("; ")), WHOLE));
+        let params = QuickPickParams {
+            title: format!(
+                "From {}: Trust the {n} MCP servers it defines?",
+                shown::line(&first.origin, shown::MAX_LINE),
+            ),
+            placeholder: Some(format!("They will run: {}", cap(&lines, shown::MAX_LINE))),
+            items: vec![
+                all,
+                QuickPickItem::new("Don't trust any"),
+                QuickPickItem::new("Choose one by one")
+                    .with_description(format!("a question for each of the {n}")),
+                self.show_item(first.file.as_deref(), &lines),
+            ],
+            ..Default::default()
+        };
+        match self
+            .pick_showing(params, first.file.as_deref(), &lines)
+            .await
+        {
+            Some(0) => vec![Some(true); n],
+            Some(1) => vec![Some(false); n],
+            Some(2) => {
+                let mut answers = Vec::with_capacity(n);
+                for ask in asks {
+                    answers.push(self.ask_trust(ask).await);
+                }
+                answers
+            }
+            _ => vec![None; n],
+        }
+    }
+
+    /// The last item of a trust question: the definition whole, in its file where there is
+    /// one (no cap, every character as the file has it), else the command line in a message.
+    fn show_item(&self, file: Option<&std::path::Path>, command: &str) -> QuickPickItem {
+        let item = QuickPickItem::new("Show the whole definition");
+        match file {
+            Some(path) => item.with_description(format!(
+                "opens {}",
+                shown::line(&path.display().to_string(), shown::MAX_LINE)
+            )),
+            None => QuickPickItem {
+                detail: Some(cap(command, WHOLE)),
+                ..item
+            },
+        }
+    }
+
+    /// Asks `params`; its last item shows the definition and asks again.
+    async fn pick_showing(
+        &self,
+        params: QuickPickParams,
+        file: Option<&std::path::Path>,
+        command: &str,
+    ) -> Option<usize> {
+        let show = params.items.len() - 1;
+        for _ in 0..SHOW_ROUNDS {
+            let picked = self
+                .editor
+                .try_quick_pick(params.clone())
+                .await
+                .ok()
+                .flatten();
+            match picked.as_ref().and_then(QuickPickResult::first) {
+                Some(i) if i == show => match file {
+                    Some(path) => {
+                        self.editor.show_file(path.to_path_buf()).await;
+                    }
+                    None => self
+                        .editor
+                        .show_message(crate::ui::Level::Info, cap(command, WHOLE)),
+                },
+                other => return other,
+            }
+        }
+        None
+    }
+}
+
+/// The longest command line (or list of them) shown whole where a file cannot be opened.
+const WHOLE: usize = 4000;
+/// How many times one question shows the definition before it counts as dismissed.
+const SHOW_ROUNDS: usize = 10;
+
+/// A server name in a question: cleaned, capped, in double quotes (a quote in it escaped).
+fn quoted_name(name: &str) -> String {
+    format!(
+        "\"{}\"",
+        shown::line(name, shown::MAX_NAME).replace('"', "\\\"")
+    )
+}
+
+/// `text` (already free of controls) cut at `max` characters, marked as cut.
+fn cap(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}{}", &text[..end], shown::CUT),
     }
 }

@@ -31,6 +31,40 @@ pub struct TrustRequest {
     pub description: String,
     /// The loosening settings it asks for ("sampling without review", ...).
     pub asks_for: Vec<String>,
+    /// The file that defines it (absent for the editor's settings), shown on request.
+    pub file: Option<std::path::PathBuf>,
+}
+
+impl TrustRequest {
+    fn new(spec: &crate::config::ServerSpec) -> TrustRequest {
+        let info = spec.trust.as_ref();
+        TrustRequest {
+            server: spec.name.clone(),
+            origin: spec.source.to_string(),
+            description: info.map(|i| i.summary.clone()).unwrap_or_default(),
+            asks_for: info.map(|i| i.asks_for.clone()).unwrap_or_default(),
+            file: match &spec.source {
+                crate::config::Source::File(path) => Some(path.into()),
+                crate::config::Source::EditorSettings => None,
+            },
+        }
+    }
+}
+
+/// Why a server waits for trust (its `needsTrust` message), if it does: `trusted` is the
+/// stored decision for its subject (`None`: it needs none; `Some(None)`: not decided yet).
+fn waiting_for_trust(
+    spec: &crate::config::ServerSpec,
+    restricted: bool,
+    trusted: Option<Option<bool>>,
+) -> Option<&'static str> {
+    match trusted {
+        Some(_) if restricted => Some("the editor's workspace is in Restricted Mode"),
+        Some(Some(false)) => Some("not trusted: trust the server to start it"),
+        Some(None) => Some("defined in the workspace; waiting for your decision to trust it"),
+        _ => None,
+    }
+    .filter(|_| spec.trust.is_some())
 }
 
 /// How long roots changes are gathered before legacy servers are told.
@@ -124,43 +158,44 @@ impl Manager {
                     }
                     continue;
                 }
+                let trusted = entry.as_ref().ok().and_then(|spec| decision(&name, spec));
+                let waiting = entry
+                    .as_ref()
+                    .ok()
+                    .and_then(|spec| waiting_for_trust(spec, restricted, trusted));
+                if let (Ok(spec), Some(_)) = (&entry, waiting)
+                    && trusted == Some(None)
+                    && !restricted
+                {
+                    asks.push(TrustRequest::new(spec));
+                }
+                // Still waiting for the same reason: the slot stays, and says nothing new.
+                if let (Ok(spec), Some(message)) = (&entry, waiting)
+                    && let Some(old) = inner.slots.get(&name)
+                    && old.spec.as_ref() == Some(spec)
+                    && {
+                        let state = old.lock();
+                        state.status.state == ServerState::NeedsTrust
+                            && state.status.message.as_deref() == Some(message)
+                    }
+                {
+                    if let Some(slot) = inner.slots.remove(&name) {
+                        next.insert(name, slot);
+                    }
+                    continue;
+                }
                 if let Some(old) = inner.slots.remove(&name) {
                     retired.push(old);
                 }
-                let trusted = entry.as_ref().ok().and_then(|spec| decision(&name, spec));
                 let slot = match entry {
-                    Ok(spec) if spec.trust.is_some() && restricted => Slot::inert(
+                    Ok(spec) if waiting.is_some() => Slot::inert(
                         name.clone(),
                         Some(spec.clone()),
                         ServerState::NeedsTrust,
                         Some(spec.source.to_string()),
-                        "the editor's workspace is in Restricted Mode".into(),
+                        waiting.unwrap_or_default().into(),
                         self.host.clone(),
                     ),
-                    Ok(spec) if matches!(trusted, Some(None | Some(false))) => {
-                        let decided = trusted == Some(Some(false));
-                        if !decided && let Some(info) = &spec.trust {
-                            asks.push(TrustRequest {
-                                server: name.clone(),
-                                origin: spec.source.to_string(),
-                                description: info.summary.clone(),
-                                asks_for: info.asks_for.clone(),
-                            });
-                        }
-                        Slot::inert(
-                            name.clone(),
-                            Some(spec.clone()),
-                            ServerState::NeedsTrust,
-                            Some(spec.source.to_string()),
-                            if decided {
-                                "not trusted: trust the server to start it".into()
-                            } else {
-                                "defined in the workspace; waiting for your decision to trust it"
-                                    .into()
-                            },
-                            self.host.clone(),
-                        )
-                    }
                     Ok(spec) if spec.disabled => Slot::inert(
                         name.clone(),
                         Some(spec.clone()),

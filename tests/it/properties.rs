@@ -194,7 +194,7 @@ proptest! {
     }
 
     /// Each server name in any layer gives exactly one result, which names it; the result comes
-    /// from the highest layer that defines the name.
+    /// from the highest layer that defines the name (both layers are the person's own here).
     #[test]
     fn every_server_entry_yields_one_result_from_the_highest_source(
         editor in prop::collection::btree_map("[a-e]", json_value(), 0..4),
@@ -204,7 +204,8 @@ proptest! {
             Layer::new(Source::EditorSettings, json!({"servers": editor})),
             Layer::new(Source::File("/u/mcp.json".into()), json!({"mcpServers": file})),
         ];
-        let (resolved, _) = config::resolve(&layers, &Context::default());
+        let cx = Context { editor_scopes: config::EditorScopes::Own, ..Context::default() };
+        let (resolved, _) = config::resolve(&layers, &cx);
         let mut names: Vec<String> = editor.keys().chain(file.keys()).cloned().collect();
         names.sort();
         names.dedup();

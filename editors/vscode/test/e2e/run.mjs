@@ -190,14 +190,15 @@ process.exit(failed === 0 && passed > 0 ? 0 : 1);
 
 /**
  * Waits for both servers to run. A sidecar that asks before starting a workspace-defined server
- * ("Trust the MCP server "legacy" from …?", remembered in $XDG_STATE_HOME, which is fresh for
+ * ("From …/.vscode/mcp.json: Trust the MCP server "legacy"?", or "… Trust the 2 MCP servers it
+ * defines?" for several in one file; remembered in $XDG_STATE_HOME, which is fresh for
  * every run) is answered Trust, as the person would.
  */
 async function serversUp(page) {
   await waitFor('both servers running (MCP 2/2)', async () => {
     if ((await statusBarTexts(page)).some((t) => /MCP 2\/2/.test(t))) return true;
     const q = await quickInput(page);
-    const trust = q && /^Trust the MCP server "(.+)"/.exec(q.title);
+    const trust = q && /: Trust the (MCP server ".+"|\d+ MCP servers)/.exec(q.title);
     if (trust && q.rows[0]?.label.startsWith('Trust')) {
       log(`trusting the workspace server ${trust[1]} (${q.rows[0].label})`);
       await page.keyboard.press('Enter');
