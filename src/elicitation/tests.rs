@@ -667,9 +667,6 @@ fn a_choice_over_the_option_cap_is_refused_naming_the_property() {
 
 #[test]
 fn long_texts_are_cut_on_a_character_boundary_with_a_note() {
-    assert_eq!(clip("short", 10), "short");
-    assert_eq!(clip("ééééé", 5), "ééééé");
-    assert_eq!(clip("éééééé", 5), format!("ééééé{CUT}"));
     let long = "é".repeat(5000);
     let name = "n".repeat(300);
     let schema = json!({"type": "object", "properties": {
@@ -678,19 +675,28 @@ fn long_texts_are_cut_on_a_character_boundary_with_a_note() {
     }});
     let form = Form::parse(&schema).unwrap();
     let a = &form.fields[0];
-    assert_eq!(a.label(), format!("{}{CUT}", "é".repeat(MAX_TITLE)));
+    assert_eq!(
+        a.label(),
+        format!("{}{CUT}", "é".repeat(MAX_TITLE - CUT.chars().count()))
+    );
     assert_eq!(
         a.description.as_deref(),
-        Some(format!("{}{CUT}", "é".repeat(MAX_DESCRIPTION)).as_str())
+        Some(format!("{}{CUT}", "é".repeat(MAX_DESCRIPTION - CUT.chars().count())).as_str())
     );
     let b = &form.fields[1];
     assert_eq!(b.name, name, "the name sent back is kept whole");
-    assert_eq!(b.label(), format!("{}{CUT}", "n".repeat(MAX_TITLE)));
+    assert_eq!(
+        b.label(),
+        format!("{}{CUT}", "n".repeat(MAX_TITLE - CUT.chars().count()))
+    );
     let Kind::Choice { options } = &b.kind else {
         panic!("{b:?}")
     };
     assert_eq!(options[0].value, "x");
-    assert_eq!(options[0].label, format!("{}{CUT}", "é".repeat(MAX_LABEL)));
+    assert_eq!(
+        options[0].label,
+        format!("{}{CUT}", "é".repeat(MAX_LABEL - CUT.chars().count()))
+    );
 }
 
 #[tokio::test]
@@ -715,7 +721,10 @@ async fn a_long_message_is_cut_where_the_person_sees_it() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(title, format!("s: {}{CUT}", "m".repeat(MAX_MESSAGE)));
+    assert_eq!(
+        title,
+        format!("s: {}{CUT}", "m".repeat(MAX_MESSAGE - CUT.chars().count()))
+    );
     // And in the message about a form that cannot be shown.
     let broken = Request::Form {
         message: "m".repeat(10_000),
