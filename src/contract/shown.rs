@@ -7,6 +7,13 @@
 
 use std::borrow::Cow;
 
+use serde_json::Value;
+
+use super::{
+    AuthSummary, EditDraftParams, InputBoxParams, PromptSummary, QuickPickParams, ResourceSummary,
+    ResourceTemplateSummary, ServerStatusParams, ServerSummary, ToolSummary,
+};
+
 /// What a cut text ends with.
 pub const CUT: &str = "… (truncated)";
 /// The longest name (server, tool, prompt, resource) shown, in characters.
@@ -107,7 +114,7 @@ fn clean(text: &str, max: usize, keep_lines: bool) -> String {
     let marker = marker(max);
     // A cut text keeps this many characters of its own before the marker.
     let keep = max.saturating_sub(marker.chars().count());
-    let mut out = String::with_capacity(text.len().min(max * 4 + CUT.len()));
+    let mut out = String::with_capacity(text.len().min(max.saturating_mul(4)));
     let mut count = 0usize;
     // Where the text is cut if it turns out longer than `max`: before the first piece that
     // would not fit in `keep`.
@@ -192,6 +199,159 @@ fn clean(text: &str, max: usize, keep_lines: bool) -> String {
     let kept = out.trim_end().len();
     out.truncate(kept);
     out
+}
+
+/// The longest log line shown, in characters.
+pub const MAX_LOG: usize = 16 * 1024;
+
+/// A message of the editor contract as the editor shows it: every text another party chose,
+/// cleaned and capped; every value that is sent back (a name, a URI, a prefilled answer, a
+/// draft's text) kept exact. The LSP face sends nothing else.
+pub trait Shown {
+    #[must_use]
+    fn shown(self) -> Self;
+}
+
+type Clean = for<'a> fn(&'a str, usize) -> Cow<'a, str>;
+
+fn fix(text: &mut String, clean: Clean, max: usize) {
+    if let Cow::Owned(shown) = clean(text, max) {
+        *text = shown;
+    }
+}
+
+fn fix_opt(text: &mut Option<String>, clean: Clean, max: usize) {
+    if let Some(text) = text {
+        fix(text, clean, max);
+    }
+}
+
+/// How a name that is sent back is shown, when it cannot be shown as it is.
+pub fn label(name: &str) -> Option<String> {
+    match line(name, MAX_NAME) {
+        Cow::Owned(shown) => Some(shown),
+        Cow::Borrowed(_) => None,
+    }
+}
+
+/// The strings of a JSON object's members (a server's `serverInfo`, a prompt's argument),
+/// cleaned as lines; `keep` names the members sent back.
+fn fix_members(value: &mut Value, keep: &[&str]) {
+    if let Value::Object(members) = value {
+        for (key, member) in members.iter_mut() {
+            if let Value::String(text) = member
+                && !keep.contains(&key.as_str())
+            {
+                fix(text, line, MAX_TEXT);
+            }
+        }
+    }
+}
+
+impl<T: Shown> Shown for Vec<T> {
+    fn shown(self) -> Self {
+        self.into_iter().map(Shown::shown).collect()
+    }
+}
+
+impl Shown for InputBoxParams {
+    fn shown(mut self) -> Self {
+        fix(&mut self.title, line, MAX_MESSAGE);
+        fix_opt(&mut self.prompt, block, MAX_MESSAGE);
+        fix_opt(&mut self.placeholder, line, MAX_TEXT);
+        fix_opt(&mut self.validation_message, line, MAX_TEXT);
+        self
+    }
+}
+
+impl Shown for QuickPickParams {
+    fn shown(mut self) -> Self {
+        fix(&mut self.title, line, MAX_MESSAGE);
+        fix_opt(&mut self.placeholder, line, MAX_TEXT);
+        for item in &mut self.items {
+            fix(&mut item.label, line, MAX_LINE);
+            fix_opt(&mut item.description, line, MAX_TEXT);
+            fix_opt(&mut item.detail, line, MAX_TEXT);
+        }
+        self
+    }
+}
+
+impl Shown for EditDraftParams {
+    fn shown(mut self) -> Self {
+        fix(&mut self.title, line, MAX_MESSAGE);
+        for problem in &mut self.problems {
+            fix(&mut problem.message, line, MAX_TEXT);
+        }
+        self
+    }
+}
+
+impl Shown for ServerStatusParams {
+    fn shown(mut self) -> Self {
+        self.label = label(&self.name);
+        fix_opt(&mut self.protocol_version, line, MAX_NAME);
+        fix_opt(&mut self.source, line, MAX_TEXT);
+        fix_opt(&mut self.message, block, MAX_MESSAGE);
+        self
+    }
+}
+
+impl Shown for ServerSummary {
+    fn shown(mut self) -> Self {
+        self.status = self.status.shown();
+        if let Some(info) = &mut self.server_info {
+            fix_members(info, &[]);
+        }
+        if let Some(AuthSummary { issuer, scopes, .. }) = &mut self.auth {
+            fix_opt(issuer, line, MAX_LINE);
+            for scope in scopes {
+                fix(scope, line, MAX_LINE);
+            }
+        }
+        self
+    }
+}
+
+impl Shown for ToolSummary {
+    fn shown(mut self) -> Self {
+        self.label = label(&self.name);
+        fix_opt(&mut self.title, line, MAX_LINE);
+        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        self
+    }
+}
+
+impl Shown for PromptSummary {
+    fn shown(mut self) -> Self {
+        self.label = label(&self.name);
+        fix_opt(&mut self.title, line, MAX_LINE);
+        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        for argument in self.arguments.iter_mut().flatten() {
+            fix_members(argument, &["name"]);
+        }
+        self
+    }
+}
+
+impl Shown for ResourceSummary {
+    fn shown(mut self) -> Self {
+        self.label = label(&self.name);
+        fix_opt(&mut self.title, line, MAX_LINE);
+        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        fix_opt(&mut self.mime_type, line, MAX_NAME);
+        self
+    }
+}
+
+impl Shown for ResourceTemplateSummary {
+    fn shown(mut self) -> Self {
+        self.label = label(&self.name);
+        fix_opt(&mut self.title, line, MAX_LINE);
+        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        fix_opt(&mut self.mime_type, line, MAX_NAME);
+        self
+    }
 }
 
 #[cfg(test)]

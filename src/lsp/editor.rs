@@ -12,6 +12,7 @@ use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
 use super::methods::{CancelPrompt, Clipboard, EditDraft, InputBox, LanguageModel, QuickPick};
 use crate::contract::CallError;
+use crate::contract::shown::{self, Shown};
 use crate::contract::{
     CancelPromptParams, ClipboardParams, EditDraftParams, EditDraftResult, EditorCapabilities,
     InputBoxParams, InputBoxResult, QuickPickParams, QuickPickResult,
@@ -51,7 +52,7 @@ impl Editor {
             params.id = self.next_prompt_id();
         }
         let id = params.id.clone();
-        self.ask::<QuickPick>(id, params).await
+        self.ask::<QuickPick>(id, params.shown()).await
     }
 
     /// An input box; unlike [`Prompter::input_box`], a failure to show it is an error.
@@ -67,7 +68,7 @@ impl Editor {
             params.id = self.next_prompt_id();
         }
         let id = params.id.clone();
-        self.ask::<InputBox>(id, params).await
+        self.ask::<InputBox>(id, params.shown()).await
     }
 
     async fn ask<R: Request>(&self, id: String, params: R::Params) -> Result<R::Result, CallError> {
@@ -128,7 +129,7 @@ impl Prompter for Editor {
                 params.id = self.next_prompt_id();
             }
             let id = params.id.clone();
-            dismissed_on_error(self.ask::<EditDraft>(id, params).await)
+            dismissed_on_error(self.ask::<EditDraft>(id, params.shown()).await)
         })
     }
 
@@ -203,6 +204,7 @@ impl Prompter for Editor {
             Level::Warning => MessageType::Warning,
             Level::Info => MessageType::Info,
         };
+        let message = shown::block(&message, shown::MAX_MESSAGE).into_owned();
         tokio::spawn(async move { client.show_message(kind, message).await });
     }
 }

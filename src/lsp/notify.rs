@@ -4,6 +4,7 @@ use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::MessageType;
 
 use super::methods::{ResourceUpdated, ServerStatus};
+use crate::contract::shown::{self, Shown};
 use crate::mcp::{Event, EventReceiver, LogLevel};
 
 fn message_type(level: LogLevel) -> MessageType {
@@ -18,9 +19,17 @@ fn message_type(level: LogLevel) -> MessageType {
 pub async fn forward(client: Client, mut events: EventReceiver) {
     while let Some(event) = events.recv().await {
         match event {
-            Event::Status(status) => client.send_notification::<ServerStatus>(status).await,
-            Event::Log { level, message } => client.log_message(message_type(level), message).await,
+            Event::Status(status) => {
+                client
+                    .send_notification::<ServerStatus>(status.shown())
+                    .await;
+            }
+            Event::Log { level, message } => {
+                let message = shown::block(&message, shown::MAX_LOG).into_owned();
+                client.log_message(message_type(level), message).await;
+            }
             Event::Message { level, message } => {
+                let message = shown::block(&message, shown::MAX_MESSAGE).into_owned();
                 client.show_message(message_type(level), message).await;
             }
             Event::ResourceUpdated { server, uri } => {
@@ -33,7 +42,13 @@ pub async fn forward(client: Client, mut events: EventReceiver) {
             }
             Event::ToolsChanged { server } => {
                 client
-                    .log_message(MessageType::Log, format!("[{server}] tool list changed"))
+                    .log_message(
+                        MessageType::Log,
+                        format!(
+                            "[{}] tool list changed",
+                            shown::line(&server, shown::MAX_NAME)
+                        ),
+                    )
                     .await;
             }
         }
