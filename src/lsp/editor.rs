@@ -135,9 +135,15 @@ impl Prompter for Editor {
 
     fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            let Ok(uri) = url::Url::parse(&url) else {
-                return false;
+            // The flows asked already; this is the last check before the editor opens it.
+            let uri = match crate::elicitation::url::check(&url) {
+                Ok(uri) => uri,
+                Err(why) => {
+                    tracing::warn!("not asking the editor to open a URL: {why}");
+                    return false;
+                }
             };
+            let host = crate::elicitation::url::host(&uri);
             let params = ShowDocumentParams {
                 uri,
                 external: Some(true),
@@ -147,7 +153,7 @@ impl Prompter for Editor {
             match self.client.show_document(params).await {
                 Ok(shown) => shown,
                 Err(e) => {
-                    tracing::warn!("the editor could not open {url}: {}", e.message);
+                    tracing::warn!("the editor could not open a page at {host}: {}", e.message);
                     false
                 }
             }
