@@ -13,7 +13,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use super::editor::Editor;
 use super::gate::Gate;
 use crate::contract::CallError;
-use crate::contract::shown::Shown;
+use crate::contract::shown::{self, Shown};
 use crate::contract::{
     self, CallToolArgs, CompleteArgs, GetPromptArgs, ListToolsArgs, QuickPickItem, QuickPickParams,
     QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
@@ -194,7 +194,10 @@ pub fn to_lsp(error: CallError) -> Error {
     };
     Error {
         code,
-        message: error.to_string().into(),
+        // The message quotes servers (their errors, names): shown, so cleaned; `data` is exact.
+        message: shown::block(&error.to_string(), shown::MAX_MESSAGE)
+            .into_owned()
+            .into(),
         data: Some(error.data()),
     }
 }
@@ -393,7 +396,7 @@ fn progress_report(update: &ProgressUpdate) -> Value {
         None => format!("{}", update.progress),
     };
     let message = match &update.message {
-        Some(m) => format!("{m} ({amount})"),
+        Some(m) => format!("{} ({amount})", shown::line(m, shown::MAX_TEXT)),
         None => amount,
     };
     let mut report = serde_json::json!({"kind": "report", "message": message});

@@ -474,6 +474,17 @@ async fn deceptive_text_reaches_the_editor_cleaned_and_names_go_back_exact() {
         .await;
     assert_clean(&log, &[]);
 
+    // An error quoting the server: its message is cleaned, its data kept.
+    let failed = editor
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "deceptive", "tool": "nope\u{202E}\u{1B}[2J", "arguments": {}}),
+        )
+        .await;
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("nope⟨U+202E⟩"), "{failed}");
+    assert!(!deceives(message), "{failed}");
+
     // A form: its prompts are cleaned; the default the person accepts goes back as sent.
     let call = spawn_call(&editor, "deceptive", "ask", json!({}));
     let first = editor.next_prompt().await;
