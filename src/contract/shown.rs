@@ -205,8 +205,10 @@ fn clean(text: &str, max: usize, keep_lines: bool) -> String {
 pub const MAX_LOG: usize = 16 * 1024;
 
 /// A message of the editor contract as the editor shows it: every text another party chose,
-/// cleaned and capped; every value that is sent back (a name, a URI, a prefilled answer, a
-/// draft's text) kept exact. The LSP face sends nothing else.
+/// cleaned and capped; every value that is sent back (a row's name and URI, a prefilled answer,
+/// a draft's text) kept exact. A prompt's `server` is only shown (and keys what the editor
+/// tracks per server, the same for every prompt), so it is cleaned. The LSP face sends nothing
+/// else.
 pub trait Shown {
     #[must_use]
     fn shown(self) -> Self;
@@ -256,6 +258,7 @@ impl<T: Shown> Shown for Vec<T> {
 
 impl Shown for InputBoxParams {
     fn shown(mut self) -> Self {
+        fix_opt(&mut self.server, line, MAX_NAME);
         fix(&mut self.title, line, MAX_MESSAGE);
         fix_opt(&mut self.prompt, block, MAX_MESSAGE);
         fix_opt(&mut self.placeholder, line, MAX_TEXT);
@@ -266,6 +269,7 @@ impl Shown for InputBoxParams {
 
 impl Shown for QuickPickParams {
     fn shown(mut self) -> Self {
+        fix_opt(&mut self.server, line, MAX_NAME);
         fix(&mut self.title, line, MAX_MESSAGE);
         fix_opt(&mut self.placeholder, line, MAX_TEXT);
         for item in &mut self.items {
@@ -279,6 +283,7 @@ impl Shown for QuickPickParams {
 
 impl Shown for EditDraftParams {
     fn shown(mut self) -> Self {
+        fix_opt(&mut self.server, line, MAX_NAME);
         fix(&mut self.title, line, MAX_MESSAGE);
         for problem in &mut self.problems {
             fix(&mut problem.message, line, MAX_TEXT);

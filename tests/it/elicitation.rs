@@ -434,7 +434,21 @@ fn assert_clean(value: &Value, exact: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deceptive_text_reaches_the_editor_cleaned_and_names_go_back_exact() {
     let bidi = "pay\u{202E}fdp.exe";
-    let editor = start(json!({"deceptive": python("bad/deceptive.py", &[])})).await;
+    let odd = "evil\u{202E}\u{1B}[2J\nname";
+    let mark = 0;
+    let editor = start(json!({
+        "deceptive": python("bad/deceptive.py", &[]),
+        odd: python("bad/deceptive.py", &[]),
+    }))
+    .await;
+    // A server's name from the settings: exact as the key, cleaned as its label.
+    let status = editor
+        .wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus" && n["params"]["name"] == odd
+        })
+        .await;
+    assert_clean(&status, &[".name"]);
+    assert_eq!(status["params"]["label"], "evil⟨U+202E⟩ name", "{status}");
 
     // The rows: names kept exact with a cleaned label beside them; the rest cleaned.
     let tools = editor
@@ -450,11 +464,20 @@ async fn deceptive_text_reaches_the_editor_cleaned_and_names_go_back_exact() {
     assert_eq!(row["label"], "pay⟨U+202E⟩fdp.exe", "{row}");
     assert_eq!(row["title"], "Safe hidden title", "{row}");
     let servers = editor.command("mcp-sidecar.listServers", json!({})).await;
-    assert_clean(&servers, &[]);
-    assert_eq!(
-        servers[0]["serverInfo"]["name"], "deceptive⟨U+202E⟩",
-        "{servers}"
-    );
+    assert_clean(&servers, &[".name"]);
+    let row = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deceptive")
+        .unwrap();
+    assert_eq!(row["serverInfo"]["name"], "deceptive⟨U+202E⟩", "{servers}");
+    let call = spawn_call(&editor, odd, "ask", json!({}));
+    let asked = editor.next_prompt().await;
+    assert_clean(&asked["params"], &[".value"]);
+    assert_eq!(asked["params"]["server"], "evil⟨U+202E⟩ name", "{asked}");
+    editor.respond(&asked, Value::Null).await;
+    call.await.unwrap();
     // The exact name goes back and calls the tool.
     let mark = editor.mark();
     let called = editor
