@@ -32,3 +32,16 @@ test("a row's cleaned label is shown, its exact name kept", () => {
   const [resource] = resourceRows([{ server: 's', uri: 'x://1', name: bidi, label: 'pay⟨U+202E⟩fdp.exe' }], []);
   assert.equal(resource.label, 'pay⟨U+202E⟩fdp.exe');
 });
+
+test("a server's cleaned label is kept with its state and shown in the status bar", async () => {
+  const { ServerStates, statusBarView } = await import('../../src/servers/serverStates');
+  const states = new ServerStates();
+  const name = 'evil\u202e\u001b[2J';
+  states.update({ name, label: 'evil⟨U+202E⟩', state: 'needsAuth' });
+  const [kept] = states.all();
+  assert.equal(kept.name, name, 'the exact name is the key');
+  const view = statusBarView('running', states.all());
+  assert.equal(view.text, '$(key) MCP: evil⟨U+202E⟩ needs sign-in');
+  assert.ok(!view.tooltip.includes('\u202e'), view.tooltip);
+  assert.deepEqual(view.command.args, [name], 'the exact name is sent back');
+});
