@@ -4,6 +4,9 @@
 //! invisible characters cannot change what the rest of the line appears to say, bidirectional
 //! controls are shown as what they are (`⟨U+202E⟩`), and length is capped. What is *sent back*
 //! (to a server, to a URL) is never cleaned: only what is shown.
+//!
+//! [`line`] and [`block`] clean one text; [`Shown`] cleans the contract's messages as the LSP
+//! face sends them (prompts, status, list rows, with a [`label`] beside a name sent back).
 
 use std::borrow::Cow;
 
