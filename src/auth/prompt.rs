@@ -1,6 +1,7 @@
 //! The editor's sign-in, over the [`Prompter`]: "<server> needs you to sign in at <host>" (Sign
-//! in / Not now), then the URL consent URL-mode elicitation uses (the full URL, its host and
-//! warnings; Open / Copy URL), with "Paste the address you were redirected to" for a browser
+//! in / Not now), then the URL consent URL-mode elicitation uses (its checks: https, or http on
+//! this machine; the host the URL opens, the URL once, the warnings, and one more when that host
+//! is not the authorization server's; //! warnings; Open / Copy URL), with "Paste the address you were redirected to" for a browser
 //! that cannot reach this machine's loopback (a remote or SSH session), then a waiting prompt
 //! that the flow closes when the redirect arrives.
 
@@ -10,6 +11,7 @@ use futures::future::BoxFuture;
 
 use super::{BrowserStep, SignIn, Stopped};
 use crate::contract::{InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams};
+use crate::elicitation::url::{check, consent_items, host as url_host};
 use crate::ui::{Level, Prompter};
 
 const PASTE: &str = "Paste the address you were redirected to";
@@ -36,36 +38,40 @@ impl EditorSignIn {
             .and_then(|r| r.first())
     }
 
-    /// The consent prompt, until the person opens the URL, pastes an address or gives up.
+    /// The consent prompt, until the person opens the URL, pastes an address or gives up. The
+    /// URL gets the checks of every URL the editor is asked to open; the prompt names the host
+    /// it opens, and warns when that is not the authorization server's.
     async fn consent(&self, step: &BrowserStep) -> Result<Option<String>, Stopped> {
-        let warnings = url::Url::parse(&step.url)
-            .map(|u| crate::elicitation::url::warnings(&u))
-            .unwrap_or_default();
-        let detail = (!warnings.is_empty()).then(|| format!("⚠ {}", warnings.join("; ")));
+        let url = check(&step.url).map_err(|why| {
+            Stopped::Failed(format!(
+                "the authorization server's sign-in address is not one the sidecar opens: {why}"
+            ))
+        })?;
+        let host = url_host(&url);
+        let elsewhere = (!same_host(&host, &step.host)).then(|| {
+            format!(
+                "the page is not at the authorization server ({})",
+                step.host
+            )
+        });
+        let more: Vec<String> = elsewhere.into_iter().collect();
         let mut copied = false;
         loop {
-            let mut open = QuickPickItem::new(format!("Open {} in the browser", step.host))
-                .with_description(&step.url);
-            open.detail = detail.clone();
-            let copy = if copied {
-                "Copy URL (copied)"
-            } else {
-                "Copy URL"
-            };
+            let [open, copy] = consent_items(&url, &step.url, copied, &more);
             let items = vec![
                 open,
-                QuickPickItem::new(copy).with_description(&step.url),
+                copy,
                 QuickPickItem::new(PASTE).with_description(format!(
                     "when the browser could not reach {}",
                     step.redirect_uri
                 )),
                 QuickPickItem::new("Cancel").with_description("do not sign in now"),
             ];
-            let title = format!("{}: sign in at {}", step.server, step.host);
+            let title = format!("{}: sign in at {host}", step.server);
             match self.pick(&step.server, title, items).await {
                 Some(0) => {
                     if self.ui.open_external(step.url.clone()).await {
-                        return self.wait(step).await;
+                        return self.wait(step, &host).await;
                     }
                     self.ui.show_message(
                         Level::Warning,
@@ -87,7 +93,7 @@ impl EditorSignIn {
 
     /// While the browser step runs: the flow drops this future (closing the prompt) when the
     /// redirect reaches the listener.
-    async fn wait(&self, step: &BrowserStep) -> Result<Option<String>, Stopped> {
+    async fn wait(&self, step: &BrowserStep, host: &str) -> Result<Option<String>, Stopped> {
         let items = vec![
             QuickPickItem::new(PASTE).with_description(format!(
                 "when the browser could not reach {}",
@@ -95,7 +101,7 @@ impl EditorSignIn {
             )),
             QuickPickItem::new("Cancel sign-in"),
         ];
-        let title = format!("{}: waiting for the sign-in at {}", step.server, step.host);
+        let title = format!("{}: waiting for the sign-in at {host}", step.server);
         match self.pick(&step.server, title, items).await {
             Some(0) => self.paste(step).await,
             _ => Err(Stopped::Cancelled),
@@ -138,6 +144,12 @@ impl EditorSignIn {
     }
 }
 
+/// Whether two hosts are one, as people read them (case and a final dot aside).
+fn same_host(a: &str, b: &str) -> bool {
+    a.trim_end_matches('.')
+        .eq_ignore_ascii_case(b.trim_end_matches('.'))
+}
+
 /// Whether `typed` is an address of `redirect_uri` with a query (the code, or an error).
 fn is_redirect(typed: &str, redirect_uri: &str) -> bool {
     typed
@@ -150,7 +162,7 @@ impl SignIn for EditorSignIn {
         Box::pin(async move {
             let items = vec![
                 QuickPickItem::new("Sign in")
-                    .with_description(format!("open {host} in the browser")),
+                    .with_description("asks before it opens the sign-in page in the browser"),
                 QuickPickItem::new("Not now"),
             ];
             let title = format!("{server} needs you to sign in at {host}");
@@ -265,6 +277,62 @@ mod tests {
             "{again}"
         );
         assert_eq!(again["value"], "https://elsewhere.example/?code=a");
+    }
+
+    #[tokio::test]
+    async fn an_authorization_url_the_sidecar_would_not_open_is_refused_before_asking() {
+        for url in [
+            "javascript:alert(document.cookie)",
+            "file:///etc/passwd",
+            "vscode://vscode.git/clone?url=https://evil.example/x",
+            "http://auth.example/authorize?state=s",
+        ] {
+            let ui = Arc::new(Script::new(vec![pick(0)]));
+            let sign_in = EditorSignIn::new(ui.clone());
+            let step = BrowserStep {
+                url: url.into(),
+                ..step()
+            };
+            let Err(Stopped::Failed(why)) = sign_in.authorize(&step).await else {
+                panic!("{url} was not refused");
+            };
+            assert!(why.contains("not one the sidecar opens"), "{why}");
+            assert!(ui.shown().is_empty(), "{url}: nothing asked");
+            assert!(ui.opened.lock().is_empty(), "{url}: nothing opened");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_prompt_names_the_host_that_opens_not_the_issuers() {
+        let ui = Arc::new(Script::new(vec![pick(0), Value::Null]));
+        let sign_in = EditorSignIn::new(ui.clone());
+        let url = format!("https://evil.example/authorize?{}", "x".repeat(5000));
+        let step = BrowserStep {
+            url: url.clone(),
+            ..step()
+        };
+        assert_eq!(sign_in.authorize(&step).await, Err(Stopped::Cancelled));
+        assert_eq!(*ui.opened.lock(), vec![url]);
+        let consent = shown(&ui, 0);
+        assert_eq!(consent["title"], "linear: sign in at evil.example");
+        assert_eq!(
+            consent["items"][0]["label"],
+            "Open evil.example in the browser"
+        );
+        assert!(
+            consent["items"][0]["detail"]
+                .as_str()
+                .unwrap()
+                .contains("not at the authorization server (auth.example)"),
+            "{consent}"
+        );
+        let text = consent.to_string();
+        assert_eq!(text.matches("https://evil.example/").count(), 1, "{text}");
+        assert!(text.len() < 1500, "the long URL is cut: {}", text.len());
+        assert_eq!(
+            shown(&ui, 1)["title"],
+            "linear: waiting for the sign-in at evil.example"
+        );
     }
 
     #[tokio::test]

@@ -275,6 +275,11 @@ pub enum ServerState {
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatusParams {
     pub name: String,
+    /// How to show `name`, when it cannot be shown as it is (control, bidirectional or
+    /// invisible characters, over 100 characters): cleaned by `contract::shown`. `name` stays
+    /// exact, for sending back.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
     pub state: ServerState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
@@ -323,6 +328,11 @@ pub struct AuthSummary {
 pub struct ToolSummary {
     pub server: String,
     pub name: String,
+    /// How to show `name`, when it cannot be shown as it is (control, bidirectional or
+    /// invisible characters, over 100 characters): cleaned by `contract::shown`. `name` stays
+    /// exact, for sending back.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -406,6 +416,11 @@ pub struct ResourceSummary {
     pub server: String,
     pub uri: String,
     pub name: String,
+    /// How to show `name`, when it cannot be shown as it is (control, bidirectional or
+    /// invisible characters, over 100 characters): cleaned by `contract::shown`. `name` stays
+    /// exact, for sending back.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -423,6 +438,11 @@ pub struct ResourceTemplateSummary {
     pub server: String,
     pub uri_template: String,
     pub name: String,
+    /// How to show `name`, when it cannot be shown as it is (control, bidirectional or
+    /// invisible characters, over 100 characters): cleaned by `contract::shown`. `name` stays
+    /// exact, for sending back.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -438,6 +458,11 @@ pub struct ResourceTemplateSummary {
 pub struct PromptSummary {
     pub server: String,
     pub name: String,
+    /// How to show `name`, when it cannot be shown as it is (control, bidirectional or
+    /// invisible characters, over 100 characters): cleaned by `contract::shown`. `name` stays
+    /// exact, for sending back.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

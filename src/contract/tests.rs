@@ -41,6 +41,7 @@ fn params_serialize_with_contract_field_names() {
     );
     let s = ServerStatusParams {
         name: "a".into(),
+        label: None,
         state: ServerState::NeedsTrust,
         protocol_version: Some("2026-07-28".into()),
         source: None,

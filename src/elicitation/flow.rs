@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::Outcome;
 use super::input::{display, parse_text};
-use super::schema::{Field, Form, Kind, MAX_LABEL, check_value, clip};
+use super::schema::{Field, Form, Kind, MAX_LABEL, check_value};
+use crate::contract::shown;
 use crate::contract::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
@@ -117,7 +118,7 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                         None => "(empty)".into(),
                         // A secret never shows on the review screen.
                         Some(_) if looks_secret(field) => "••••".into(),
-                        Some(v) => clip(&display(v), MAX_LABEL).into_owned(),
+                        Some(v) => shown::line(&display(v), MAX_LABEL).into_owned(),
                     },
                 ),
             );
@@ -280,7 +281,7 @@ async fn ask(
                     .map(|o| {
                         let item = QuickPickItem::new(&o.label);
                         let item = if o.label != o.value {
-                            item.with_description(clip(&o.value, MAX_LABEL))
+                            item.with_description(shown::line(&o.value, MAX_LABEL))
                         } else {
                             item
                         };
@@ -320,7 +321,7 @@ async fn ask(
                     .map(|o| {
                         let mut item = QuickPickItem::new(&o.label);
                         if o.label != o.value {
-                            item = item.with_description(clip(&o.value, MAX_LABEL));
+                            item = item.with_description(shown::line(&o.value, MAX_LABEL));
                         }
                         item.picked = chosen.contains(&o.value.as_str());
                         item
@@ -407,7 +408,7 @@ async fn pick_suggestion(
     let mut items: Vec<QuickPickItem> = values
         .iter()
         .map(|v| {
-            let mut item = QuickPickItem::new(clip(v, MAX_LABEL));
+            let mut item = QuickPickItem::new(shown::line(v, MAX_LABEL));
             item.picked = prefill.and_then(Value::as_str) == Some(v.as_str());
             item
         })

@@ -23,7 +23,7 @@ pub use flow::{looks_secret, validate};
 pub use rate::RateLimiter;
 pub use schema::{
     CUT, Choice, Field, Form, Format, Kind, MAX_DESCRIPTION, MAX_FIELDS, MAX_LABEL, MAX_MESSAGE,
-    MAX_OPTIONS, MAX_TITLE, Unsupported, clip,
+    MAX_OPTIONS, MAX_TITLE, Unsupported,
 };
 
 use crate::contract::{
@@ -78,7 +78,7 @@ pub async fn elicit(
     }
     let message = match request {
         Request::Form { message, .. } | Request::Url { message, .. } => {
-            schema::clip(message, schema::MAX_MESSAGE)
+            crate::contract::shown::block(message, schema::MAX_MESSAGE)
         }
     };
     let form = match request {

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::contract::shown;
+
 /// One field of a form, in the server's order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
@@ -75,24 +77,16 @@ pub struct Unsupported {
 pub const MAX_FIELDS: usize = 50;
 /// The most options one choice may offer; more are refused as unsupported.
 pub const MAX_OPTIONS: usize = 500;
-/// The longest text shown to the person, in characters; longer text is cut with [`CUT`].
-pub const MAX_MESSAGE: usize = 2000;
+/// The longest text shown to the person, in characters; longer text is cut, ending with
+/// [`CUT`] (`contract::shown` cleans it).
+pub const MAX_MESSAGE: usize = shown::MAX_MESSAGE;
 /// ... for a field's title (or its name when it has none).
-pub const MAX_TITLE: usize = 200;
+pub const MAX_TITLE: usize = shown::MAX_LINE;
 /// ... for a field's description.
-pub const MAX_DESCRIPTION: usize = 500;
+pub const MAX_DESCRIPTION: usize = shown::MAX_TEXT;
 /// ... for a choice's label (and its value where that is shown).
-pub const MAX_LABEL: usize = 200;
-/// What a cut text ends with.
-pub const CUT: &str = "… (truncated)";
-
-/// `text` cut to at most `max` characters (on a character boundary), with [`CUT`] after it.
-pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => text.into(),
-        Some((at, _)) => format!("{}{CUT}", &text[..at]).into(),
-    }
-}
+pub const MAX_LABEL: usize = shown::MAX_LINE;
+pub use shown::CUT;
 
 fn unsupported(property: &str, message: impl Into<String>) -> Unsupported {
     Unsupported {
@@ -241,15 +235,17 @@ fn parse_field(name: &str, prop: &Value, required: bool) -> Result<Field, Unsupp
         None => return Err(unsupported(name, "has no \"type\"")),
     };
     let title = match text("title") {
-        Some(title) => Some(clip(&title, MAX_TITLE).into_owned()),
-        // A name too long to show is shown cut, as the title.
-        None if name.chars().count() > MAX_TITLE => Some(clip(name, MAX_TITLE).into_owned()),
-        None => None,
+        Some(title) => Some(shown::line(&title, MAX_TITLE).into_owned()),
+        // A name that cannot be shown as it is is shown cleaned, as the title.
+        None => match shown::line(name, MAX_TITLE) {
+            std::borrow::Cow::Owned(shown) => Some(shown),
+            std::borrow::Cow::Borrowed(_) => None,
+        },
     };
     let field = Field {
         name: name.to_string(),
         title,
-        description: text("description").map(|d| clip(&d, MAX_DESCRIPTION).into_owned()),
+        description: text("description").map(|d| shown::block(&d, MAX_DESCRIPTION).into_owned()),
         required,
         default: p.get("default").cloned().filter(|d| !d.is_null()),
         kind,
@@ -508,7 +504,7 @@ fn choices(name: &str, p: &Map<String, Value>) -> Result<Vec<Choice>, Unsupporte
     Ok(options
         .into_iter()
         .map(|c| Choice {
-            label: clip(&c.label, MAX_LABEL).into_owned(),
+            label: shown::line(&c.label, MAX_LABEL).into_owned(),
             value: c.value,
         })
         .collect())

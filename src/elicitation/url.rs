@@ -1,9 +1,11 @@
-//! URL mode: show the message, the full URL and its host (with warnings), ask consent, and only
-//! then open it in the system browser. The sidecar never fetches the URL.
+//! URL mode: show the message, the URL (once, cut to a line) and the host it opens (with
+//! warnings), ask consent, and only then open it in the system browser. The sidecar never
+//! fetches the URL. [`check`] and [`consent_items`] are every URL consent's (sign-in too).
 
 use std::net::IpAddr;
 
 use super::Outcome;
+use crate::contract::shown;
 use crate::contract::{QuickPickItem, QuickPickParams, QuickPickResult};
 use crate::ui::{Level, Prompter};
 
@@ -66,39 +68,70 @@ fn local_ip(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
+/// Whether the sidecar may ask the editor to open `raw`: an `https:` address, or an `http:` one
+/// on this machine (a loopback sign-in redirect, a local development server). Every URL the
+/// editor is asked to open passes here first; the reason otherwise.
+pub fn check(raw: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(raw).map_err(|_| "it is not a web address".to_string())?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if url.host().and_then(|h| local_host(&h)) == Some("this machine") => Ok(url),
+        "http" => Err("it is not encrypted (http:) and not on this machine".to_string()),
+        other => Err(format!("it is not a web address ({other}:)")),
+    }
+}
+
+/// The host a URL will open, as the person reads it.
+pub fn host(url: &url::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    let host = match host.parse::<IpAddr>() {
+        Ok(_) => host,
+        Err(_) => host.trim_end_matches('.'),
+    };
+    shown::line(host, shown::MAX_NAME).into_owned()
+}
+
+/// The two choices of a URL consent: "Open <host> in the browser" (the URL shown once, cut to a
+/// line, with the warnings), and "Copy URL" (the whole URL goes to the clipboard). `more` adds
+/// warnings of the caller's.
+pub fn consent_items(
+    url: &url::Url,
+    raw: &str,
+    copied: bool,
+    more: &[String],
+) -> [QuickPickItem; 2] {
+    let mut warn = warnings(url);
+    warn.extend(more.iter().cloned());
+    let mut open = QuickPickItem::new(format!("Open {} in the browser", host(url)))
+        .with_description(shown::line(raw, shown::MAX_LINE));
+    open.detail = (!warn.is_empty()).then(|| format!("⚠ {}", warn.join("; ")));
+    let copy = QuickPickItem::new(if copied {
+        "Copy URL (copied)"
+    } else {
+        "Copy URL"
+    })
+    .with_description("the whole address, to paste into a browser");
+    [open, copy]
+}
+
 pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> Outcome {
-    let url = match url::Url::parse(raw) {
-        Ok(u) if matches!(u.scheme(), "https" | "http") => u,
-        _ => {
+    let url = match check(raw) {
+        Ok(url) => url,
+        Err(why) => {
             ui.show_message(
                 Level::Warning,
-                format!("{server} asked to open \"{raw}\", which is not a web address; declined."),
+                format!(
+                    "{server} asked to open \"{}\"; declined: {why}.",
+                    shown::line(raw, shown::MAX_LINE)
+                ),
             );
             return Outcome::Decline;
         }
     };
-    let host = url.host_str().unwrap_or_default().to_string();
-    let host = match host.parse::<IpAddr>() {
-        Ok(_) => host,
-        Err(_) => host.trim_end_matches('.').to_string(),
-    };
-    let warn = warnings(&url);
-    let detail = if warn.is_empty() {
-        None
-    } else {
-        Some(format!("⚠ {}", warn.join("; ")))
-    };
+    let host = host(&url);
     let mut copied = false;
     loop {
-        let mut open =
-            QuickPickItem::new(format!("Open {host} in the browser")).with_description(raw);
-        open.detail = detail.clone();
-        let copy = QuickPickItem::new(if copied {
-            "Copy URL (copied)"
-        } else {
-            "Copy URL"
-        })
-        .with_description(raw);
+        let [open, copy] = consent_items(&url, raw, copied, &[]);
         let items = vec![
             open,
             copy,
@@ -109,7 +142,7 @@ pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> O
             .quick_pick(QuickPickParams {
                 server: Some(server.to_string()),
                 title: crate::ui::title(ui, server, message),
-                placeholder: Some(format!("{server} wants to open {raw}")),
+                placeholder: Some(format!("{server} wants to open a page at {host}")),
                 items,
                 ..Default::default()
             })
@@ -119,7 +152,10 @@ pub async fn run(ui: &dyn Prompter, server: &str, message: &str, raw: &str) -> O
                 if ui.open_external(raw.to_string()).await {
                     return Outcome::Accept(None);
                 }
-                ui.show_message(Level::Warning, format!("The editor could not open {raw}."));
+                ui.show_message(
+                    Level::Warning,
+                    format!("The editor could not open the page at {host}."),
+                );
                 return Outcome::Cancel;
             }
             Some(1) => {

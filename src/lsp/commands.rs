@@ -13,6 +13,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use super::editor::Editor;
 use super::gate::Gate;
 use crate::contract::CallError;
+use crate::contract::shown::{self, Shown};
 use crate::contract::{
     self, CallToolArgs, CompleteArgs, GetPromptArgs, ListToolsArgs, QuickPickItem, QuickPickParams,
     QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
@@ -38,14 +39,15 @@ pub struct Context<'a> {
 pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny>> {
     let Command { name, arg, token } = command;
     let result = match name.as_str() {
-        contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers()),
+        contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers().shown()),
         contract::CMD_LIST_TOOLS => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             to_value(
                 Box::pin(cx.manager.list_tools(args.server.as_deref()))
                     .await
-                    .map_err(to_lsp)?,
+                    .map_err(to_lsp)?
+                    .shown(),
             )
         }
         contract::CMD_CALL_TOOL => {
@@ -69,7 +71,8 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
             to_value(
                 Box::pin(cx.manager.sign_in(&args.server))
                     .await
-                    .map_err(to_lsp)?,
+                    .map_err(to_lsp)?
+                    .shown(),
             )
         }
         contract::CMD_SIGN_OUT => {
@@ -85,19 +88,19 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             let rows = Box::pin(cx.manager.list_resources(args.server.as_deref())).await;
-            to_value(rows.map_err(to_lsp)?)
+            to_value(rows.map_err(to_lsp)?.shown())
         }
         contract::CMD_LIST_RESOURCE_TEMPLATES => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             let rows = Box::pin(cx.manager.list_resource_templates(args.server.as_deref())).await;
-            to_value(rows.map_err(to_lsp)?)
+            to_value(rows.map_err(to_lsp)?.shown())
         }
         contract::CMD_LIST_PROMPTS => {
             let args: ListToolsArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
             let rows = Box::pin(cx.manager.list_prompts(args.server.as_deref())).await;
-            to_value(rows.map_err(to_lsp)?)
+            to_value(rows.map_err(to_lsp)?.shown())
         }
         contract::CMD_READ_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
@@ -191,7 +194,10 @@ pub fn to_lsp(error: CallError) -> Error {
     };
     Error {
         code,
-        message: error.to_string().into(),
+        // The message quotes servers (their errors, names): shown, so cleaned; `data` is exact.
+        message: shown::block(&error.to_string(), shown::MAX_MESSAGE)
+            .into_owned()
+            .into(),
         data: Some(error.data()),
     }
 }
@@ -390,7 +396,7 @@ fn progress_report(update: &ProgressUpdate) -> Value {
         None => format!("{}", update.progress),
     };
     let message = match &update.message {
-        Some(m) => format!("{m} ({amount})"),
+        Some(m) => format!("{} ({amount})", shown::line(m, shown::MAX_TEXT)),
         None => amount,
     };
     let mut report = serde_json::json!({"kind": "report", "message": message});

@@ -12,6 +12,7 @@ use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
 use super::methods::{CancelPrompt, Clipboard, EditDraft, InputBox, LanguageModel, QuickPick};
 use crate::contract::CallError;
+use crate::contract::shown::{self, Shown};
 use crate::contract::{
     CancelPromptParams, ClipboardParams, EditDraftParams, EditDraftResult, EditorCapabilities,
     InputBoxParams, InputBoxResult, QuickPickParams, QuickPickResult,
@@ -51,7 +52,7 @@ impl Editor {
             params.id = self.next_prompt_id();
         }
         let id = params.id.clone();
-        self.ask::<QuickPick>(id, params).await
+        self.ask::<QuickPick>(id, params.shown()).await
     }
 
     /// An input box; unlike [`Prompter::input_box`], a failure to show it is an error.
@@ -67,7 +68,7 @@ impl Editor {
             params.id = self.next_prompt_id();
         }
         let id = params.id.clone();
-        self.ask::<InputBox>(id, params).await
+        self.ask::<InputBox>(id, params.shown()).await
     }
 
     async fn ask<R: Request>(&self, id: String, params: R::Params) -> Result<R::Result, CallError> {
@@ -128,15 +129,21 @@ impl Prompter for Editor {
                 params.id = self.next_prompt_id();
             }
             let id = params.id.clone();
-            dismissed_on_error(self.ask::<EditDraft>(id, params).await)
+            dismissed_on_error(self.ask::<EditDraft>(id, params.shown()).await)
         })
     }
 
     fn open_external(&self, url: String) -> BoxFuture<'_, bool> {
         Box::pin(async move {
-            let Ok(uri) = url::Url::parse(&url) else {
-                return false;
+            // The flows asked already; this is the last check before the editor opens it.
+            let uri = match crate::elicitation::url::check(&url) {
+                Ok(uri) => uri,
+                Err(why) => {
+                    tracing::warn!("not asking the editor to open a URL: {why}");
+                    return false;
+                }
             };
+            let host = crate::elicitation::url::host(&uri);
             let params = ShowDocumentParams {
                 uri,
                 external: Some(true),
@@ -146,7 +153,7 @@ impl Prompter for Editor {
             match self.client.show_document(params).await {
                 Ok(shown) => shown,
                 Err(e) => {
-                    tracing::warn!("the editor could not open {url}: {}", e.message);
+                    tracing::warn!("the editor could not open a page at {host}: {}", e.message);
                     false
                 }
             }
@@ -203,6 +210,7 @@ impl Prompter for Editor {
             Level::Warning => MessageType::Warning,
             Level::Info => MessageType::Info,
         };
+        let message = shown::block(&message, shown::MAX_MESSAGE).into_owned();
         tokio::spawn(async move { client.show_message(kind, message).await });
     }
 }

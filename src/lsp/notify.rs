@@ -10,6 +10,7 @@ use tower_lsp_server::gen_lsp_types::MessageType;
 
 use super::methods::{ResourceUpdated, ServerStatus};
 use crate::contract::ServerStatusParams;
+use crate::contract::shown::{self, Shown};
 use crate::mcp::{Event, EventReceiver, LogLevel};
 
 /// A server's notifications are sent at most once per this long: its changes within it are
@@ -111,12 +112,16 @@ pub async fn forward(client: Client, mut events: EventReceiver) {
         };
         match event {
             Event::Status(status) => {
-                if let Some(status) = statuses.admit(status, Instant::now()) {
+                if let Some(status) = statuses.admit(status.shown(), Instant::now()) {
                     client.send_notification::<ServerStatus>(status).await;
                 }
             }
-            Event::Log { level, message } => client.log_message(message_type(level), message).await,
+            Event::Log { level, message } => {
+                let message = shown::block(&message, shown::MAX_LOG).into_owned();
+                client.log_message(message_type(level), message).await;
+            }
             Event::Message { level, message } => {
+                let message = shown::block(&message, shown::MAX_MESSAGE).into_owned();
                 client.show_message(message_type(level), message).await;
             }
             Event::ResourceUpdated { server, uri } => {
@@ -129,7 +134,13 @@ pub async fn forward(client: Client, mut events: EventReceiver) {
             }
             Event::ToolsChanged { server } => {
                 client
-                    .log_message(MessageType::Log, format!("[{server}] tool list changed"))
+                    .log_message(
+                        MessageType::Log,
+                        format!(
+                            "[{}] tool list changed",
+                            shown::line(&server, shown::MAX_NAME)
+                        ),
+                    )
                     .await;
             }
         }

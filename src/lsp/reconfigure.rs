@@ -218,7 +218,9 @@ impl Task {
                 tracing::warn!("{message}");
             }
             if first {
-                self.client.show_message(level, message).await;
+                let message =
+                    crate::contract::shown::block(&message, crate::contract::shown::MAX_MESSAGE);
+                self.client.show_message(level, message.into_owned()).await;
             }
         }
         let asks = self.manager.apply(resolved).await;

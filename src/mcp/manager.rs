@@ -443,6 +443,7 @@ impl Manager {
                 .map(|t| ToolSummary {
                     server: name.to_owned(),
                     name: t.name.to_string(),
+                    label: None,
                     title: t.title.clone(),
                     description: t.description.as_ref().map(|d| d.to_string()),
                     input_schema: Value::Object((*t.input_schema).clone()),
@@ -465,6 +466,7 @@ impl Manager {
                     server: name.to_owned(),
                     uri: r.uri.clone(),
                     name: r.name.clone(),
+                    label: None,
                     title: r.title.clone(),
                     description: r.description.clone(),
                     mime_type: r.mime_type.clone(),
@@ -488,6 +490,7 @@ impl Manager {
                     server: name.to_owned(),
                     uri_template: t.uri_template.clone(),
                     name: t.name.clone(),
+                    label: None,
                     title: t.title.clone(),
                     description: t.description.clone(),
                     mime_type: t.mime_type.clone(),
@@ -509,6 +512,7 @@ impl Manager {
                 .map(|p| PromptSummary {
                     server: name.to_owned(),
                     name: p.name.clone(),
+                    label: None,
                     title: p.title.clone(),
                     description: p.description.clone(),
                     arguments: p.arguments.as_ref().map(|args| {

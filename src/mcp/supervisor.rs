@@ -75,6 +75,7 @@ impl Slot {
             state: Mutex::new(SlotState {
                 status: ServerStatusParams {
                     name: name.clone(),
+                    label: None,
                     state,
                     protocol_version: None,
                     source,
@@ -105,6 +106,7 @@ impl Slot {
             state: Mutex::new(SlotState {
                 status: ServerStatusParams {
                     name: spec.name.clone(),
+                    label: None,
                     state: ServerState::Starting,
                     protocol_version: None,
                     source: Some(spec.source.to_string()),

@@ -390,3 +390,188 @@ async fn human_time_does_not_count_but_abandoned_prompts_end() {
     );
     editor.shutdown_and_exit().await;
 }
+
+/// Whether `text` holds anything that could change what the rest of its line appears to say.
+fn deceives(text: &str) -> bool {
+    text.chars().any(|c| {
+        c.is_control() && c != '\n'
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+/// Every string in `value`, with where it is.
+fn strings(value: &Value, at: String, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(s) => out.push((at, s.clone())),
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                strings(v, format!("{at}[{i}]"), out);
+            }
+        }
+        Value::Object(members) => {
+            for (k, v) in members {
+                strings(v, format!("{at}.{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Asserts no text in `value` can deceive, except at the paths `exact` names (values sent back).
+fn assert_clean(value: &Value, exact: &[&str]) {
+    let mut all = Vec::new();
+    strings(value, String::new(), &mut all);
+    for (at, text) in all {
+        if exact.iter().any(|e| at.ends_with(e)) {
+            continue;
+        }
+        assert!(!deceives(&text), "{at}: {text:?} in {value}");
+    }
+}
+
+/// A server's names, titles, messages and URLs made to deceive (ANSI escapes, U+202E, NUL, line
+/// breaks, a 5 000-character URL): what the editor shows is cleaned, what it sends back is exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deceptive_text_reaches_the_editor_cleaned_and_names_go_back_exact() {
+    let bidi = "pay\u{202E}fdp.exe";
+    let odd = "evil\u{202E}\u{1B}[2J\nname";
+    let mark = 0;
+    let editor = start(json!({
+        "deceptive": python("bad/deceptive.py", &[]),
+        odd: python("bad/deceptive.py", &[]),
+    }))
+    .await;
+    // A server's name from the settings: exact as the key, cleaned as its label.
+    let status = editor
+        .wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus" && n["params"]["name"] == odd
+        })
+        .await;
+    assert_clean(&status, &[".name"]);
+    assert_eq!(status["params"]["label"], "evil⟨U+202E⟩ name", "{status}");
+
+    // The rows: names kept exact with a cleaned label beside them; the rest cleaned.
+    let tools = editor
+        .command("mcp-sidecar.listTools", json!({"server": "deceptive"}))
+        .await;
+    assert_clean(&tools, &[".name", ".inputSchema"]);
+    let row = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == bidi)
+        .unwrap_or_else(|| panic!("{tools}"));
+    assert_eq!(row["label"], "pay⟨U+202E⟩fdp.exe", "{row}");
+    assert_eq!(row["title"], "Safe hidden title", "{row}");
+    let servers = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_clean(&servers, &[".name"]);
+    let row = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deceptive")
+        .unwrap();
+    assert_eq!(row["serverInfo"]["name"], "deceptive⟨U+202E⟩", "{servers}");
+    let call = spawn_call(&editor, odd, "ask", json!({}));
+    let asked = editor.next_prompt().await;
+    assert_clean(&asked["params"], &[".value"]);
+    assert_eq!(asked["params"]["server"], "evil⟨U+202E⟩ name", "{asked}");
+    editor.respond(&asked, Value::Null).await;
+    call.await.unwrap();
+    // The exact name goes back and calls the tool.
+    let mark = editor.mark();
+    let called = editor
+        .command(
+            "mcp-sidecar.callTool",
+            json!({"server": "deceptive", "tool": bidi, "arguments": {}}),
+        )
+        .await;
+    assert_eq!(called["content"][0]["text"], "called", "{called}");
+    let log = editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("verified"))
+        })
+        .await;
+    assert_clean(&log, &[]);
+
+    // An error quoting the server: its message is cleaned, its data kept.
+    let failed = editor
+        .command_response(
+            "mcp-sidecar.callTool",
+            json!({"server": "deceptive", "tool": "nope\u{202E}\u{1B}[2J", "arguments": {}}),
+        )
+        .await;
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("nope⟨U+202E⟩"), "{failed}");
+    assert!(!deceives(message), "{failed}");
+
+    // A form: its prompts are cleaned; the default the person accepts goes back as sent.
+    let call = spawn_call(&editor, "deceptive", "ask", json!({}));
+    let first = editor.next_prompt().await;
+    assert_clean(&first["params"], &[".value"]);
+    let title = first["params"]["title"].as_str().unwrap();
+    assert!(
+        title.contains("mcp-sidecar: verified line two⟨U+202E⟩⟨U+0000⟩"),
+        "{title}"
+    );
+    assert_eq!(first["params"]["value"], "x\u{202E}y", "{first}");
+    editor.respond(&first, json!({"value": "x\u{202E}y"})).await;
+    let review = editor.next_prompt().await;
+    assert_clean(&review["params"], &[]);
+    editor.respond(&review, json!({"selected": [0]})).await;
+    let answer = structured(&call.await.unwrap());
+    assert_eq!(
+        answer["response"]["result"]["content"]["code"], "x\u{202E}y",
+        "{answer}"
+    );
+
+    // A URL that is not a web address: declined, nothing asked or opened, the message cleaned.
+    let mark = editor.mark();
+    let answer = structured(
+        &editor
+            .command(
+                "mcp-sidecar.callTool",
+                json!({"server": "deceptive", "tool": "open_bad", "arguments": {}}),
+            )
+            .await,
+    );
+    assert_eq!(
+        answer["response"]["result"]["action"], "decline",
+        "{answer}"
+    );
+    let told = editor
+        .wait_notification(mark, |n| n["method"] == "window/showMessage")
+        .await;
+    assert_clean(&told, &[]);
+    assert!(
+        told["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a web address"),
+        "{told}"
+    );
+
+    // A long URL: shown once, cut; copied and opened whole.
+    let call = spawn_call(&editor, "deceptive", "open_long", json!({}));
+    let consent = editor.next_prompt().await;
+    let text = consent["params"].to_string();
+    assert_eq!(
+        text.matches("https://example.com/consent").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.len() < 1500, "{}", text.len());
+    editor.respond(&consent, json!({"selected": [0]})).await;
+    let open = editor.next_request("window/showDocument").await;
+    assert_eq!(
+        open["params"]["uri"].as_str().unwrap().len(),
+        "https://example.com/consent?".len() + 5000
+    );
+    editor.respond(&open, json!({"success": true})).await;
+    let answer = structured(&call.await.unwrap());
+    assert_eq!(answer["response"]["result"]["action"], "accept", "{answer}");
+    editor.shutdown_and_exit().await;
+}

@@ -274,11 +274,6 @@ impl Sidecar {
         );
         let items = &prompt["params"]["items"];
         assert_eq!(items[0]["label"], "Sign in", "{prompt}");
-        assert_eq!(
-            items[0]["description"],
-            format!("open {host} in the browser"),
-            "{prompt}"
-        );
         assert_eq!(items[1]["label"], "Not now", "{prompt}");
         let index = if choice == "Sign in" { 0 } else { 1 };
         self.editor
@@ -327,16 +322,22 @@ impl Sidecar {
             ],
             "{consent}"
         );
-        let url = items[0]["description"].as_str().unwrap().to_owned();
+        // The URL is shown once, cut to a line; the editor is asked to open it whole.
+        let shown = items[0]["description"].as_str().unwrap();
+        let shown = shown
+            .strip_suffix("… (truncated)")
+            .unwrap_or(shown)
+            .to_owned();
         assert!(
-            url.starts_with(&format!("{}/authorize?", fixture.issuer)),
-            "{url}"
+            shown.starts_with(&format!("{}/authorize?", fixture.issuer)),
+            "{shown}"
         );
         self.editor
             .respond(&consent, json!({"selected": [0]}))
             .await;
         let open = self.editor.next_request("window/showDocument").await;
-        assert_eq!(open["params"]["uri"], url.as_str(), "{open}");
+        let url = open["params"]["uri"].as_str().unwrap().to_owned();
+        assert!(url.starts_with(&shown), "{open}");
         assert_eq!(open["params"]["external"], true, "{open}");
         self.editor.respond(&open, json!({"success": true})).await;
         let waiting = self.editor.next_prompt().await;

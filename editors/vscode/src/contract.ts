@@ -140,6 +140,8 @@ export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'needs
 
 export interface ServerStatusParams {
   name: string;
+  /** How to show `name` when it cannot be shown as it is (cleaned by the sidecar); `name` stays exact, for sending back. */
+  label?: string;
   state: ServerState;
   protocolVersion?: string;
   source?: string;
@@ -169,6 +171,8 @@ export interface AuthSummary {
 export interface ToolSummary {
   server: string;
   name: string;
+  /** How to show `name` when it cannot be shown as it is (cleaned by the sidecar); `name` stays exact, for sending back. */
+  label?: string;
   title?: string;
   description?: string;
   inputSchema: JsonSchema;
@@ -271,6 +275,8 @@ export interface ResourceSummary {
   server: string;
   uri: string;
   name: string;
+  /** How to show `name` when it cannot be shown as it is (cleaned by the sidecar); `name` stays exact, for sending back. */
+  label?: string;
   title?: string;
   description?: string;
   mimeType?: string;
@@ -282,6 +288,8 @@ export interface ResourceTemplateSummary {
   server: string;
   uriTemplate: string;
   name: string;
+  /** How to show `name` when it cannot be shown as it is (cleaned by the sidecar); `name` stays exact, for sending back. */
+  label?: string;
   title?: string;
   description?: string;
   mimeType?: string;
@@ -321,6 +329,8 @@ export interface PromptArgument {
 export interface PromptSummary {
   server: string;
   name: string;
+  /** How to show `name` when it cannot be shown as it is (cleaned by the sidecar); `name` stays exact, for sending back. */
+  label?: string;
   title?: string;
   description?: string;
   arguments?: PromptArgument[];
@@ -362,4 +372,22 @@ export interface GatewayInfo {
   url: string;
   headers: Record<string, string>;
   env: Record<string, string>;
+}
+
+/** How a row's `name` is shown: its cleaned `label` when the sidecar sent one. */
+export function shownName(row: { name: string; label?: string }): string {
+  return row.label ?? row.name;
+}
+
+/**
+ * Whether the extension lets `window/showDocument` with `external: true` open `uri`: only web
+ * addresses (http, https). The sidecar checks first; this is the second line.
+ */
+export function mayOpenExternal(uri: string): boolean {
+  try {
+    const scheme = new URL(uri).protocol;
+    return scheme === 'https:' || scheme === 'http:';
+  } catch {
+    return false;
+  }
 }

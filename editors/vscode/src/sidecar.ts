@@ -7,10 +7,12 @@ import {
   CloseAction,
   DidChangeConfigurationNotification,
   ErrorAction,
+  CancellationToken,
   ExecuteCommandRequest,
   LanguageClient,
   LogMessageNotification,
   MessageType,
+  ResponseError,
   RevealOutputChannelOn,
   State,
   WorkDoneProgress,
@@ -235,6 +237,19 @@ export class Sidecar implements vscode.Disposable {
       },
       // No retry and no message here: start() fails and says so once, below.
       initializationFailedHandler: () => false,
+      middleware: {
+        window: {
+          // Only web addresses open outside the editor, whatever the sidecar asks.
+          showDocument: async (params, next) => {
+            if (params.external && !contract.mayOpenExternal(params.uri)) {
+              note('refused to open an address that is not http or https outside the editor');
+              return { success: false };
+            }
+            const shown = await next(params, CancellationToken.None);
+            return shown instanceof ResponseError ? { success: false } : shown;
+          },
+        },
+      },
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
         closed: () => this.onClosed(),

@@ -92,7 +92,7 @@ function M.resources(api, server)
     prompt = server and ('Read which resource of %s?'):format(server) or 'Read which MCP resource?',
     kind = 'mcp_sidecar',
     format_item = function(r)
-      local title = not is_null(r.title) and r.title or r.name
+      local title = not is_null(r.title) and r.title or util.shown_name(r)
       local mime = not is_null(r.mimeType) and (' (' .. r.mimeType .. ')') or ''
       if r.uriTemplate then
         return ('%s › %s [template] — %s%s'):format(r.server, title, r.uriTemplate, mime)
@@ -164,7 +164,7 @@ function M.prompt(api, server, name, insert_into)
       format_item = function(r)
         local desc = (type(r.description) == 'string' and r.description ~= '') and (' — ' .. r.description)
           or ''
-        return ('%s › %s%s'):format(r.server, r.name, desc)
+        return ('%s › %s%s'):format(r.server, util.shown_name(r), desc)
       end,
     })
     if not prompt then

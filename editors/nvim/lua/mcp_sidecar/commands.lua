@@ -103,7 +103,10 @@ local function server_lines(client, rows)
     if not is_null(row.source) then
       table.insert(details, 'from ' .. row.source)
     end
-    table.insert(lines, ('%-16s %-10s %s'):format(row.name, row.state, table.concat(details, ' · ')))
+    table.insert(
+      lines,
+      ('%-16s %-10s %s'):format(util.shown_name(row), row.state, table.concat(details, ' · '))
+    )
     at[#lines] = row.name
     local info = row.serverInfo
     if type(info) == 'table' and info.name then
@@ -198,7 +201,7 @@ function M.tools(server)
         vim.list_extend(lines, { '## ' .. row.server, '' })
       end
       local title = (not is_null(row.title) and row.title ~= row.name) and (' — ' .. row.title) or ''
-      table.insert(lines, ('- %s%s'):format(row.name, title))
+      table.insert(lines, ('- %s%s'):format(util.shown_name(row), title))
       at[#lines] = row
       if type(row.description) == 'string' and row.description ~= '' then
         for _, line in ipairs(vim.split(row.description, '\n', { plain = true })) do
@@ -351,7 +354,7 @@ function M.call(server, tool_name, json_text)
           local desc = (type(row.description) == 'string' and row.description ~= '')
               and (' — ' .. row.description)
             or ''
-          return row.name .. desc
+          return util.shown_name(row) .. desc
         end,
       })
       if not tool then

@@ -53,10 +53,14 @@ M['window/logMessage'] = function(err, params, ctx)
   return vim.lsp.handlers['window/logMessage'](err, params, ctx)
 end
 
--- External URLs (URL elicitation, after the person's consent) go through vim.ui.open; anything
--- else is Neovim's own showDocument.
+-- External URLs (URL elicitation and sign-in, after the person's consent) go through vim.ui.open,
+-- web addresses only; anything else is Neovim's own showDocument.
 M['window/showDocument'] = function(err, params, ctx)
   if type(params) == 'table' and params.external then
+    if not require('mcp_sidecar.util').may_open_external(params.uri) then
+      vim.notify('mcp-sidecar: refused to open an address that is not http or https', vim.log.levels.WARN)
+      return { success = false }
+    end
     local ok, cmd, open_err = pcall(prompts.outside, function()
       return vim.ui.open(params.uri)
     end)

@@ -210,7 +210,8 @@ function M.buffer_name(server, uri)
   return ('mcp://resource/%s/%s'):format(server, uri)
 end
 
-local notify = require('mcp_sidecar.util').notify
+local util = require('mcp_sidecar.util')
+local notify = util.notify
 
 local function text_lines(text)
   local lines = vim.split(text, '\n', { plain = true })
@@ -259,7 +260,7 @@ end
 
 --- Writes `blob.bytes` to a file the person names (asked; an existing file needs a yes).
 local function save_blob(blob)
-  local default = type(blob.uri) == 'string' and vim.uri_decode(blob.uri:match('([^/]+)$') or '') or ''
+  local default = util.save_name(blob.uri)
   local path = async.input({ prompt = 'Write the bytes to: ', default = default, completion = 'file' })
   if path == nil or vim.trim(path) == '' then
     return

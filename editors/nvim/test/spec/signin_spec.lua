@@ -252,11 +252,12 @@ T.test(
     T.contains(visit.page, 'close this')
 
     T.eq(SERVER .. ' needs you to sign in at ' .. fixture.host, calls[1].prompt)
-    T.contains(calls[1].lines[1], 'Sign in — open ' .. fixture.host .. ' in the browser')
+    T.contains(calls[1].lines[1], 'Sign in — asks before it opens the sign-in page in the browser')
     T.eq('Not now', calls[1].lines[2])
     local ask = calls[2].lines
-    T.contains(ask[1], 'Open ' .. fixture.host .. ' in the browser — ' .. the_url)
-    T.eq('Copy URL — ' .. the_url, ask[2])
+    -- The URL is shown once, cut to a line; Copy URL copies it whole.
+    T.contains(ask[1], 'Open ' .. fixture.host .. ' in the browser — ' .. the_url:sub(1, 150))
+    T.eq('Copy URL — the whole address, to paste into a browser', ask[2])
     T.contains(
       ask[3],
       'Paste the address you were redirected to — when the browser could not reach http://127.0.0.1:'
@@ -318,7 +319,8 @@ T.test(':Mcp signin completes the http servers only', function()
 end)
 
 T.test(':Mcp signin without a server picks among the http servers; no question first; paste', function()
-  local page_url -- the authorization URL this sign-in shows
+  local page_url -- the authorization URL of this sign-in
+  local consent = 0
   local inputs = T.script_input_fn(function(opts)
     T.contains(opts.prompt, SERVER .. ': paste the address you were redirected to')
     T.contains(opts.prompt, 'http://127.0.0.1:')
@@ -328,7 +330,12 @@ T.test(':Mcp signin without a server picks among the http servers; no question f
   local calls = selects({
     ['Sign in to which MCP server?'] = SERVER,
     [SERVER .. ': sign in at ' .. fixture.host] = function(lines)
-      page_url = lines[1]:match(' — (%S+)')
+      consent = consent + 1
+      if consent == 1 then
+        return T.pick('Copy URL')(lines)
+      end
+      -- The whole URL, as Copy URL left it in the unnamed register (the prompt shows it cut).
+      page_url = vim.fn.getreg('"')
       return T.pick('Paste the address you were redirected to')(lines)
     end,
     [SERVER .. ': waiting for the sign-in at ' .. fixture.host] = false,

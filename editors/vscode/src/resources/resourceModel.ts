@@ -2,7 +2,7 @@
 // text resource from its mimeType, how a read result is shown (text, image, binary to save), and
 // the document's path. Pure.
 
-import type { ResourceContents, ResourceSummary, ResourceTemplateSummary } from '../contract';
+import { shownName, type ResourceContents, type ResourceSummary, type ResourceTemplateSummary } from '../contract';
 
 const LANGUAGES: Record<string, string> = {
   'text/markdown': 'markdown',
@@ -68,7 +68,7 @@ export function resourceRows(resources: ResourceSummary[], templates: ResourceTe
       kind: 'resource',
       server: r.server,
       uri: r.uri,
-      label: r.title || r.name || r.uri,
+      label: r.title || shownName(r) || r.uri,
       description: describe(r.server, r.mimeType),
       detail: r.description ? `${r.uri} — ${r.description}` : r.uri,
     })),
@@ -76,7 +76,7 @@ export function resourceRows(resources: ResourceSummary[], templates: ResourceTe
       kind: 'template',
       server: t.server,
       uriTemplate: t.uriTemplate,
-      label: t.title || t.name || t.uriTemplate,
+      label: t.title || shownName(t) || t.uriTemplate,
       description: describe(t.server, ['template', t.mimeType].filter(Boolean).join(', ')),
       detail: t.description ? `${t.uriTemplate} — ${t.description}` : t.uriTemplate,
     })),

@@ -1,14 +1,14 @@
 // A server's prompt (prompts/get) shown as Markdown, and the text "Insert at Cursor" inserts.
 // Pure.
 
-import type { ContentBlock, GetPromptResult, PromptSummary } from '../contract';
+import { shownName, type ContentBlock, type GetPromptResult, type PromptSummary } from '../contract';
 import { blockMarkdown } from '../tools/resultMarkdown';
 
 /** The quick pick's rows: title (else name), the server, the description and the arguments. */
 export function promptRows(prompts: PromptSummary[]): { label: string; description: string; detail?: string }[] {
   return prompts.map((p) => {
     const args = (p.arguments ?? []).map((a) => (a.required ? a.name : `${a.name}?`)).join(', ');
-    const label = p.title && p.title !== p.name ? `${p.name} — ${p.title}` : p.name;
+    const label = p.title && p.title !== p.name ? `${shownName(p)} — ${p.title}` : shownName(p);
     return { label, description: args ? `${p.server} · (${args})` : p.server, detail: p.description };
   });
 }

@@ -39,7 +39,7 @@ export async function runPromptCommand(sidecar: Sidecar, prompts: PromptService,
     const prompt = list[chosen];
     const args = await askArguments(prompts, {
       id: promptId,
-      title: `${prompt.server}: ${prompt.name}`,
+      title: `${prompt.server}: ${contract.shownName(prompt)}`,
       steps: (prompt.arguments ?? [])
         .filter((a) => typeof a?.name === 'string')
         .map((a) => ({ key: a.name, name: a.title || a.name, description: a.description, required: a.required === true })),

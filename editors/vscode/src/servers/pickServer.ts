@@ -2,7 +2,7 @@
 // one row per candidate, with its state and source, and its message (or another detail) below.
 
 import * as vscode from 'vscode';
-import type { ServerStatusParams } from '../contract';
+import { shownName, type ServerStatusParams } from '../contract';
 
 export async function pickServer<S extends ServerStatusParams>(
   candidates: S[],
@@ -11,7 +11,7 @@ export async function pickServer<S extends ServerStatusParams>(
   detail: (s: S) => string | undefined = (s) => s.message,
 ): Promise<string | undefined> {
   const pick = await vscode.window.showQuickPick(
-    candidates.map((s) => ({ label: s.name, description: [s.state, s.source].filter(Boolean).join(' · '), detail: detail(s) })),
+    candidates.map((s) => ({ label: shownName(s), description: [s.state, s.source].filter(Boolean).join(' · '), detail: detail(s) })),
     { title, placeHolder },
   );
   return pick?.label;

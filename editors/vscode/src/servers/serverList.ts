@@ -44,7 +44,7 @@ export async function showServersCommand(sidecar: Sidecar, states: ServerStates)
   const items: ServerItem[] = servers.map((s) => {
     const row = summary(s);
     return {
-      label: `${STATE_ICONS[s.state] ?? ''} ${s.name}`,
+      label: `${STATE_ICONS[s.state] ?? ''} ${contract.shownName(s)}`,
       description: [s.state, s.protocolVersion, s.source].filter(Boolean).join(' · '),
       detail: [s.message, describeAuth(row?.auth, now)].filter(Boolean).join(' · ') || undefined,
       server: s,

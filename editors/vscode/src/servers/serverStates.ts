@@ -1,7 +1,7 @@
 // The servers' states as the sidecar reports them (mcp-sidecar/serverStatus, listServers), and
 // the status bar's text for them. Pure.
 
-import type { ServerState, ServerStatusParams } from '../contract';
+import { shownName, type ServerState, type ServerStatusParams } from '../contract';
 
 /** The `source` of a server the editor's settings define. */
 export const EDITOR_SETTINGS = 'editor settings';
@@ -45,7 +45,7 @@ export class ServerStates {
 }
 
 function pick(s: ServerStatusParams): ServerStatusParams {
-  return { name: s.name, state: s.state, protocolVersion: s.protocolVersion, source: s.source, message: s.message };
+  return { name: s.name, label: s.label, state: s.state, protocolVersion: s.protocolVersion, source: s.source, message: s.message };
 }
 
 export const STATE_ICONS: Record<ServerState, string> = {
@@ -68,7 +68,7 @@ export interface StatusBarView {
 const SHOW_SERVERS = { id: 'mcpSidecar.showServers', args: [] };
 
 export function describeServer(s: ServerStatusParams): string {
-  const parts = [`${s.name}: ${s.state}`];
+  const parts = [`${shownName(s)}: ${s.state}`];
   if (s.protocolVersion) parts.push(`(${s.protocolVersion})`);
   if (s.message) parts.push(`— ${s.message}`);
   return parts.join(' ');
@@ -88,14 +88,15 @@ export function statusBarView(sidecar: SidecarState, servers: ServerStatusParams
   if (total === 0) return view('$(server) MCP: no servers', 'No MCP servers configured ("mcpSidecar.servers")');
   const list = servers.map(describeServer).join('\n');
   // A server waiting for a sign-in waits for the person: say so, and a click signs in.
-  const needAuth = servers.filter((s) => s.state === 'needsAuth').map((s) => s.name);
+  const needAuth = servers.filter((s) => s.state === 'needsAuth');
   if (needAuth.length > 0) {
     const one = needAuth.length === 1;
+    const shown = one ? shownName(needAuth[0]) : '';
     return {
-      text: one ? `$(key) MCP: ${needAuth[0]} needs sign-in` : `$(key) MCP: ${needAuth.length} servers need sign-in`,
-      tooltip: `MCP servers\n${list}\n\nClick to sign in${one ? ` to ${needAuth[0]}` : ''}.`,
+      text: one ? `$(key) MCP: ${shown} needs sign-in` : `$(key) MCP: ${needAuth.length} servers need sign-in`,
+      tooltip: `MCP servers\n${list}\n\nClick to sign in${one ? ` to ${shown}` : ''}.`,
       severity: 'warning',
-      command: { id: 'mcpSidecar.signIn', args: one ? needAuth : [] },
+      command: { id: 'mcpSidecar.signIn', args: one ? [needAuth[0].name] : [] },
     };
   }
   const count = (state: ServerState) => servers.filter((s) => s.state === state).length;

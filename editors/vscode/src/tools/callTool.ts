@@ -40,7 +40,7 @@ export async function callToolCommand(
         title: TITLE,
         placeholder: 'Which server?',
         items: servers.map((s) => ({
-          label: s.name,
+          label: contract.shownName(s),
           description: [s.serverInfo?.name, s.protocolVersion].filter(Boolean).join(' · '),
           detail: `${s.toolCount} tool${s.toolCount === 1 ? '' : 's'}`,
           picked: s.name === server,
@@ -66,7 +66,7 @@ export async function callToolCommand(
       title: `${TITLE} (${server})`,
       placeholder: 'Which tool? (the server\'s questions about its arguments follow)',
       items: list.map((t) => ({
-        label: t.name,
+        label: contract.shownName(t),
         description: t.title && t.title !== t.name ? t.title : undefined,
         detail: t.description,
       })),

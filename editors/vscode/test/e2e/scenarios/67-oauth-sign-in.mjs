@@ -62,7 +62,7 @@ export async function run(ctx) {
     });
     assert.equal(asked.title, `${SERVER} needs you to sign in at ${fixture.host}`);
     assert.deepEqual(asked.rows.map((r) => r.label), ['Sign in', 'Not now']);
-    assert.match(asked.rows[0].aria, new RegExp(`open ${escape(fixture.host)} in the browser`));
+    assert.match(asked.rows[0].aria, /asks before it opens the sign-in page in the browser/);
     await screenshot('oauth-sign-in-question');
     await pick(page, 'Sign in');
 
@@ -85,7 +85,7 @@ export async function run(ctx) {
       const q = await quickInput(page);
       return q?.title === consentTitle && q.rows.some((r) => r.label === 'Copy URL (copied)') ? q : null;
     });
-    assert.ok(again.rows.some((r) => r.aria.includes(url)), 'Open shows the full authorization URL');
+    assert.ok(again.rows.some((r) => r.aria.includes(url.slice(0, 150))), 'Open shows the authorization URL (cut to a line)');
     const tabOpened = page.context().waitForEvent('page', { timeout: 15000 }).catch(() => null);
     await pick(page, openLabel);
 
