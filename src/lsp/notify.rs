@@ -155,6 +155,7 @@ mod tests {
     fn status(name: &str, state: ServerState, message: &str) -> ServerStatusParams {
         ServerStatusParams {
             name: name.into(),
+            label: None,
             state,
             protocol_version: None,
             source: None,
