@@ -230,3 +230,114 @@ async fn the_bridge_trusts_only_our_private_files_of_a_live_sidecar() {
     let head = String::from_utf8_lossy(&head[..n]);
     assert!(head.contains("Bearer planted-secret"), "{head}");
 }
+
+/// The status of an authorized `POST /mcp` (an `initialize`) on a new connection; `None` when
+/// no answer came in 10 s.
+async fn authorized_status(port: u16, token: &str) -> Option<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.ok()?;
+        String::from_utf8_lossy(&head[9..12]).parse().ok()
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), exchange)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Another user opens more idle connections to the gateway than the sidecar may open files
+/// (the sidecar started with 256): an agent's request with the secret is still answered, a
+/// server still starts, and the flood is one line in the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_without_the_secret_do_not_exhaust_the_gateway() {
+    let home = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let log = home.path().join("sidecar.log");
+    let mut command = sidecar_command();
+    command
+        .arg("--log-file")
+        .arg(&log)
+        .args(["--log-level", "info"])
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_RUNTIME_DIR", home.path().join("run"));
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (mut child, editor) = spawn_editor(&mut command);
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[(folder.path(), "work")],
+            json!({"servers": {}}),
+            json!({}),
+        )
+        .await;
+    let info = gateway_info(&editor, mark).await;
+    let token = info["env"]["MCP_SIDECAR_GATEWAY_TOKEN"].as_str().unwrap();
+    let port = url::Url::parse(info["url"].as_str().unwrap())
+        .unwrap()
+        .port()
+        .unwrap();
+    let mut idle = Vec::new();
+    for _ in 0..400 {
+        let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
+        match tokio::time::timeout(std::time::Duration::from_secs(2), connect).await {
+            Ok(Ok(stream)) => idle.push(stream),
+            // The listen queue is full: the sidecar no longer takes connections.
+            _ => break,
+        }
+    }
+    assert_eq!(
+        authorized_status(port, token).await,
+        Some(200),
+        "an agent's request with the secret during the flood"
+    );
+    let mark = editor.mark();
+    editor
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"servers": {"demo": demo_server("legacy", None)}}}),
+        )
+        .await;
+    editor.wait_status(mark, "demo", "running").await;
+    let lines = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let floods = text
+            .lines()
+            .filter(|l| l.contains("gateway: flood"))
+            .count();
+        let failed = text.lines().filter(|l| l.contains("accept failed")).count();
+        (floods, failed)
+    };
+    eventually("the flood's log line", || async { lines().0 > 0 }).await;
+    drop(idle);
+    editor.shutdown_and_exit().await;
+    wait_exit(&mut child).await;
+    assert_eq!(lines(), (1, 0), "one line for the flood");
+}
