@@ -222,9 +222,14 @@ fn find_in(dir: &Path, env: impl Fn(&str) -> Option<String>, cwd: &Path) -> Resu
     }
     // The first file passed over, and why.
     let mut skipped = None;
-    match store::check_owned_dir(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => skipped = Some(e.to_string()),
-        _ => {
+    let theirs = [dir.parent(), Some(dir)]
+        .into_iter()
+        .flatten()
+        .find_map(|d| store::check_owned_dir(d).err())
+        .filter(|e| e.kind() != std::io::ErrorKind::NotFound);
+    match theirs {
+        Some(e) => skipped = Some(e.to_string()),
+        None => {
             for folder in cwd.ancestors() {
                 let path = dir.join(name_for(folder));
                 let why = match read(&path) {
@@ -400,9 +405,13 @@ mod tests {
             plant(&me(), 0o600);
             std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
             refused("another user");
-            // Our file in a folder of another user.
+            // Our file in a folder of another user, or in one of ours in theirs.
             plant(&me(), 0o600);
             std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+            refused("another user");
+            std::os::unix::fs::chown(&dir, Some(0), None).unwrap();
+            assert_eq!(find_in(&dir, none, &cwd).unwrap(), me());
+            std::os::unix::fs::chown(dir.parent().unwrap(), Some(65534), None).unwrap();
             refused("another user");
         }
     }

@@ -10,10 +10,10 @@
 //!
 //! Connections are rationed ([`Gate`]), since anyone on the machine may open them: at most a
 //! quarter of the files the process may open (16 to 512), so the servers keep the descriptors
-//! they need; of those, at most 64 that have not sent a request with the secret yet, and a new
-//! one past that closes the oldest of them; one that has sent none within 10 s is closed. A
-//! flood (connections closed or refused for it, `accept` failing) is logged at most once a
-//! minute.
+//! they need; past that, or past 64 that have not sent a request with the secret yet, the one
+//! that has waited longest for its request gives way to the new one (after a second); one that
+//! has sent none within 10 s is closed. A flood (connections closed or refused for it, `accept`
+//! failing) is logged at most once a minute.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -55,6 +55,10 @@ struct State {
 const WAITING: usize = 64;
 /// How long a connection has to send its first request with the secret.
 const FIRST_REQUEST: Duration = Duration::from_secs(10);
+/// How long a waiting connection is let be before it gives way to a new one: an agent's
+/// request follows its connection at once, but a burst of them (a hundred calls at once) may be
+/// accepted before the first request is read.
+const GRACE: Duration = Duration::from_secs(1);
 /// A flood is logged at most once in this long.
 const FLOOD_LOG: Duration = Duration::from_secs(60);
 
@@ -66,8 +70,9 @@ struct Gate {
     /// Connections waiting for their first request with the secret, at most.
     waiting_most: usize,
     open: AtomicUsize,
-    /// The waiting connections by ticket, oldest first: closing one cancels its token.
-    waiting: Mutex<BTreeMap<u64, CancellationToken>>,
+    /// The waiting connections by ticket, oldest first, with when they came: closing one
+    /// cancels its token.
+    waiting: Mutex<BTreeMap<u64, (tokio::time::Instant, CancellationToken)>>,
     next: AtomicU64,
     flood: Mutex<Flood>,
 }
@@ -104,36 +109,40 @@ impl Gate {
         }
     }
 
-    /// A ticket for a new connection: past the caps the oldest waiting connection is closed
-    /// for it; `None` (refused, closed at once) when every open connection has shown the
-    /// secret and there are as many as may be.
+    /// A ticket for a new connection. Past either cap, the connection that has waited longest
+    /// for its first request with the secret gives way (is closed) when it has had [`GRACE`];
+    /// past the waiting cap only, the new one comes in anyway. `None` (refused, closed at once):
+    /// as many connections are open as may be and none can give way.
     fn admit(self: &Arc<Self>) -> Option<Arc<Ticket>> {
         let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let closed = CancellationToken::new();
+        let now = tokio::time::Instant::now();
         let mut waiting = self.waiting.lock();
-        let oldest = if open > self.most || waiting.len() >= self.waiting_most {
-            waiting.pop_first()
-        } else {
-            None
+        let full = open > self.most || waiting.len() >= self.waiting_most;
+        let oldest = match waiting.first_key_value() {
+            Some((_, (since, _))) if full && now.duration_since(*since) >= GRACE => {
+                waiting.pop_first()
+            }
+            _ => None,
         };
-        let admitted = oldest.is_some() || open <= self.most;
+        let admitted = open <= self.most || oldest.is_some();
         if admitted {
-            waiting.insert(id, closed.clone());
+            waiting.insert(id, (now, closed.clone()));
         }
         drop(waiting);
-        if let Some((_, oldest)) = oldest {
+        if let Some((_, (_, oldest))) = oldest {
             oldest.cancel();
             self.flood(format_args!(
-                "more than {} connections without a request with the secret; the oldest is \
-                 closed for each new one",
+                "more than {} connections without a request with the secret; the oldest gives \
+                 way to each new one",
                 self.waiting_most
             ));
         }
         if !admitted {
             self.open.fetch_sub(1, Ordering::SeqCst);
             self.flood(format_args!(
-                "{} connections are open, the most there may be; new ones are refused",
+                "{} connections are open, the most there may be; new ones are closed at once",
                 self.most
             ));
             return None;
@@ -148,7 +157,7 @@ impl Gate {
 
     /// Closes the connection that has waited longest for its first request with the secret.
     fn close_oldest(&self) {
-        if let Some((_, oldest)) = self.waiting.lock().pop_first() {
+        if let Some((_, (_, oldest))) = self.waiting.lock().pop_first() {
             oldest.cancel();
         }
     }
@@ -247,9 +256,11 @@ pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpo
                     stream
                 }
                 Err(e) => {
-                    // Out of descriptors (EMFILE, ENFILE) or a passing failure: a waiting
-                    // connection gives its descriptor back, and the loop waits a moment.
-                    state.gate.close_oldest();
+                    // Out of descriptors: a waiting connection gives its descriptor back. On
+                    // any failure the loop waits a moment.
+                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                        state.gate.close_oldest();
+                    }
                     state.gate.flood(format_args!("accept failed: {e}"));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
@@ -282,8 +293,8 @@ pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpo
                     _ = cancel.cancelled() => {}
                 }
             });
-            // The new connection's task reads its request before the next one is accepted,
-            // so a burst of honest connections does not close its own oldest.
+            // The new connection's task gets to read its request before the next one is
+            // accepted.
             tokio::task::yield_now().await;
         }
     });
@@ -578,22 +589,30 @@ mod tests {
     async fn the_gate_closes_the_oldest_waiting_connection_and_the_silent_ones() {
         let gate = Arc::new(Gate::new(64));
         assert_eq!((gate.most, gate.waiting_most), (16, 8));
-        let first: Vec<_> = (0..8).map(|_| gate.admit().unwrap()).collect();
-        first[0].shown();
-        // Past the waiting cap, each new connection closes the oldest still waiting.
-        let second: Vec<_> = (0..3).map(|_| gate.admit().unwrap()).collect();
-        let closed: Vec<bool> = first.iter().map(|t| t.closed.is_cancelled()).collect();
-        // (`first[0]` made room for one.)
-        assert_eq!(
-            closed,
-            [false, true, true, false, false, false, false, false]
-        );
-        assert!(second.iter().all(|t| !t.closed.is_cancelled()));
-        // Shown connections up to the cap: then only a waiting one can make room, and when
-        // none waits, a new one is refused.
-        drop(first);
-        drop(second);
-        assert_eq!(gate.open.load(Ordering::SeqCst), 0);
+        let open = || gate.open.load(Ordering::SeqCst);
+        let closed = |tickets: &[Arc<Ticket>]| -> Vec<bool> {
+            tickets.iter().map(|t| t.closed.is_cancelled()).collect()
+        };
+        // A burst: past the waiting cap, new connections come in as well while the waiting
+        // ones are new, up to the cap on all; then new ones are refused.
+        let burst: Vec<_> = (0..16).map(|_| gate.admit().unwrap()).collect();
+        assert!(gate.admit().is_none());
+        assert_eq!(open(), 16);
+        assert_eq!(closed(&burst), [false; 16]);
+        // Once they have had their grace, the oldest still waiting gives way to each new one.
+        burst[0].shown();
+        tokio::time::advance(GRACE).await;
+        let next: Vec<_> = (0..2).map(|_| gate.admit().unwrap()).collect();
+        let mut want = [false; 16];
+        want[1] = true;
+        want[2] = true;
+        assert_eq!(closed(&burst), want);
+        assert_eq!(closed(&next), [false, false]);
+        drop(burst);
+        drop(next);
+        assert_eq!(open(), 0);
+        // Connections that sent the secret never give way: with all of them open, a new one
+        // is refused.
         let shown: Vec<_> = (0..16)
             .map(|_| {
                 let ticket = gate.admit().unwrap();
@@ -601,17 +620,16 @@ mod tests {
                 ticket
             })
             .collect();
+        tokio::time::advance(GRACE).await;
         assert!(gate.admit().is_none());
-        assert_eq!(gate.open.load(Ordering::SeqCst), 16);
-        let mut shown = shown;
-        shown.pop();
-        let waiting = gate.admit().unwrap();
-        let next = gate.admit().unwrap();
-        assert!(waiting.closed.is_cancelled() && !next.closed.is_cancelled());
+        assert_eq!(open(), 16);
         // A connection that sends no request with the secret is closed in time; one that did
         // stays.
+        let mut shown = shown;
+        shown.pop();
+        let silent = gate.admit().unwrap();
         let started = tokio::time::Instant::now();
-        next.closing().await;
+        silent.closing().await;
         assert_eq!(started.elapsed(), FIRST_REQUEST);
         let stays = tokio::time::timeout(FIRST_REQUEST * 3, shown[0].closing()).await;
         assert!(

@@ -313,6 +313,18 @@ async fn idle_connections_without_the_secret_do_not_exhaust_the_gateway() {
             _ => break,
         }
     }
+    let lines = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let floods = text
+            .lines()
+            .filter(|l| l.contains("gateway: flood"))
+            .count();
+        let failed = text.lines().filter(|l| l.contains("accept failed")).count();
+        (floods, failed)
+    };
+    eventually("the flood's log line", || async { lines().0 > 0 }).await;
+    // Idle: past the second a connection is let be before it gives way to a new one.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_eq!(
         authorized_status(port, token).await,
         Some(200),
@@ -326,16 +338,6 @@ async fn idle_connections_without_the_secret_do_not_exhaust_the_gateway() {
         )
         .await;
     editor.wait_status(mark, "demo", "running").await;
-    let lines = || {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let floods = text
-            .lines()
-            .filter(|l| l.contains("gateway: flood"))
-            .count();
-        let failed = text.lines().filter(|l| l.contains("accept failed")).count();
-        (floods, failed)
-    };
-    eventually("the flood's log line", || async { lines().0 > 0 }).await;
     drop(idle);
     editor.shutdown_and_exit().await;
     wait_exit(&mut child).await;
