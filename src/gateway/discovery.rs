@@ -309,6 +309,7 @@ mod tests {
         let victim = tmp.path().join("victim");
         std::fs::write(&victim, "precious").unwrap();
         let folder = PathBuf::from("/work/project");
+        let folders = vec![folder.clone()];
         // Another user's folder, 0777, made before the sidecar's, with links at the file's
         // names (the temporary name included).
         let theirs = tmp.path().join("theirs");
@@ -328,21 +329,21 @@ mod tests {
             for dir in [theirs.clone(), theirs.join("gateway")] {
                 std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
             }
-            let written = write_in(&theirs.join("gateway"), &[folder.clone()], &me());
+            let written = write_in(&theirs.join("gateway"), &folders, &me());
             assert!(written.is_empty(), "{written:?}");
         }
         let base = tmp.path().join("mcp-sidecar-1000");
         std::os::unix::fs::symlink(&theirs, &base).unwrap();
-        let written = write_in(&base.join("gateway"), &[folder.clone()], &me());
+        let written = write_in(&base.join("gateway"), &folders, &me());
         assert!(written.is_empty(), "{written:?}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
         // A folder of our own (a fresh one, or one loosened since) is used, 0700 and 0600.
         let ours = tmp.path().join("ours/gateway");
-        let written = write_in(&ours, &[folder.clone()], &me());
+        let written = write_in(&ours, &folders, &me());
         assert_eq!(written, vec![ours.join(&name)]);
         mode(&ours, 0o755);
-        assert_eq!(write_in(&ours, &[folder], &me()).len(), 1);
+        assert_eq!(write_in(&ours, &folders, &me()).len(), 1);
         use std::os::unix::fs::PermissionsExt;
         let mode_of = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode_of(&ours), 0o700);

@@ -130,13 +130,13 @@ impl Gate {
         if admitted {
             waiting.insert(id, (now, closed.clone()));
         }
+        let count = waiting.len();
         drop(waiting);
         if let Some((_, (_, oldest))) = oldest {
             oldest.cancel();
             self.flood(format_args!(
-                "more than {} connections without a request with the secret; the oldest gives \
-                 way to each new one",
-                self.waiting_most
+                "{count} connections wait for a request with the secret; the oldest gives way \
+                 to each new one"
             ));
         }
         if !admitted {
