@@ -11,6 +11,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !matches!(args.command, Command::Gateway { .. }) {
+        forget_gateway_variables();
+    }
     match args.command {
         Command::Version => {
             println!("{}", mcp_sidecar::doctor::version_text());
@@ -89,6 +92,18 @@ fn main() -> ExitCode {
             eprintln!("mcp-sidecar: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A gateway's address and secret in the environment the sidecar was started with (an editor
+/// that passes its own environment on, run from another sidecar's terminal) are the other
+/// sidecar's: they leave this process's environment before anything starts, so no process it
+/// starts (its MCP servers, `secret-tool`) inherits them. Only `mcp-sidecar gateway` reads them.
+fn forget_gateway_variables() {
+    use mcp_sidecar::gateway::discovery::{ENV_TOKEN, ENV_URL};
+    for name in [ENV_URL, ENV_TOKEN] {
+        // SAFETY: called first thing in `main`, before any other thread starts.
+        unsafe { std::env::remove_var(name) };
     }
 }
 

@@ -1,7 +1,10 @@
 //! Private state files: where they live (`$XDG_STATE_HOME/mcp-sidecar/`, default
 //! `~/.local/state/mcp-sidecar/`), a `0700` directory, `0600` files, whole-file writes that are
 //! atomic (a temporary file in the same directory, then a rename), appends, and an advisory lock
-//! (`flock`) so that two sidecars updating the same file lose nothing.
+//! (`flock`) so that two sidecars updating the same file lose nothing. Where another user could
+//! have been first (a folder under the shared temporary directory), a folder must be ours
+//! ([`owned_dir`]), a file is read only when it is ours and private ([`read_private`]), and
+//! nothing is created through a link.
 //!
 //! Knows nothing of what the files hold.
 
@@ -34,12 +37,94 @@ pub fn private_dir(dir: &Path) -> io::Result<()> {
     narrow(dir, DIR_MODE)
 }
 
+/// Creates `dir` as [`private_dir`] does, then requires that it is ours: a directory itself (not
+/// a symbolic link), owned by this user, `0700` (narrowed when ours and looser). For a folder in
+/// a place others can write (the shared temporary directory), where another user could have
+/// made it first: their folder, or a link to one, is refused, never used.
+pub fn owned_dir(dir: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)?;
+    check_owned_dir(dir)?;
+    narrow(dir, DIR_MODE)
+}
+
+/// `Ok` when `dir` is a directory (not a link) owned by this user; its mode is not looked at.
+pub fn check_owned_dir(dir: &Path) -> io::Result<()> {
+    judge_dir(&std::fs::symlink_metadata(dir)?, effective_user()).map_err(|why| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} {why}: refused", dir.display()),
+        )
+    })
+}
+
+fn judge_dir(meta: &std::fs::Metadata, me: u32) -> Result<(), String> {
+    if meta.file_type().is_symlink() {
+        return Err("is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return Err("is not a directory".into());
+    }
+    if meta.uid() != me {
+        return Err(format!("belongs to another user (uid {})", meta.uid()));
+    }
+    Ok(())
+}
+
+fn effective_user() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Reads a private file of this user: a regular file (a symbolic link is not followed), owned by
+/// this user, that no one else may read or write (`0600` or narrower), of at most `max` bytes.
+/// Anything else is an error saying why: what someone else could have written is never read.
+pub fn read_private(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let refused = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} {why}: not read", path.display()),
+        )
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused("is a symbolic link".into()),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refused("is not a regular file".into()));
+    }
+    if meta.uid() != effective_user() {
+        return Err(refused(format!(
+            "belongs to another user (uid {})",
+            meta.uid()
+        )));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(refused(format!(
+            "may be written or read by others (mode {:o})",
+            meta.permissions().mode() & 0o777
+        )));
+    }
+    if meta.len() > max {
+        return Err(refused(format!("is over {max} bytes")));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Takes group and other permissions away from a file or directory we own.
 fn narrow(path: &Path, mode: u32) -> io::Result<()> {
     let meta = std::fs::metadata(path)?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() == me && meta.permissions().mode() & 0o077 != 0 {
+    if meta.uid() == effective_user() && meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
     }
     Ok(())
@@ -82,10 +167,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     ));
     let temp = path.with_file_name(temp_name);
     let result = (|| {
+        // O_EXCL (create_new) and O_NOFOLLOW: a name taken by a file or a link is an error,
+        // never followed.
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
@@ -169,6 +257,55 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn a_folder_or_file_another_user_could_have_made_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = effective_user();
+        // Another user's folder (their uid), a link to a folder, a file.
+        let theirs = tmp.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        let meta = std::fs::symlink_metadata(&theirs).unwrap();
+        assert!(judge_dir(&meta, me).is_ok());
+        assert!(
+            judge_dir(&meta, me + 1)
+                .unwrap_err()
+                .contains("another user")
+        );
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&theirs, &link).unwrap();
+        let e = owned_dir(&link).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(check_owned_dir(&file).is_err());
+        // Ours but loose: narrowed.
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).unwrap();
+        owned_dir(&theirs).unwrap();
+        assert_eq!(mode(&theirs), 0o700);
+
+        // Files: ours and 0600 only, never through a link, up to the size given.
+        let good = theirs.join("good");
+        write_atomic(&good, b"{}").unwrap();
+        assert_eq!(read_private(&good, 16).unwrap(), b"{}");
+        assert!(read_private(&good, 1).is_err());
+        let loose = theirs.join("loose");
+        std::fs::write(&loose, "{}").unwrap();
+        std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = read_private(&loose, 16).unwrap_err().to_string();
+        assert!(e.contains("mode 644"), "{e}");
+        let linked = theirs.join("linked");
+        std::os::unix::fs::symlink(&good, &linked).unwrap();
+        assert!(read_private(&linked, 16).is_err());
+        assert!(read_private(&theirs, 16).is_err());
+        if me == 0 {
+            // As root, a file of another user can be made for real.
+            std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o600)).unwrap();
+            std::os::unix::fs::chown(&loose, Some(65534), None).unwrap();
+            let e = read_private(&loose, 16).unwrap_err().to_string();
+            assert!(e.contains("another user"), "{e}");
+        }
     }
 
     #[test]

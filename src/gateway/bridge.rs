@@ -37,25 +37,16 @@ fn tunnel_path(url: &url::Url, server: Option<&str>) -> String {
 
 /// Connects to the gateway and opens the tunnel; the stream then carries MCP.
 pub async fn open(target: &Target, server: Option<&str>) -> Result<TcpStream, String> {
-    let url = url::Url::parse(&target.url)
-        .map_err(|e| format!("the gateway URL {:?} is not a URL: {e}", target.url))?;
-    if url.scheme() != "http" {
-        return Err(format!("the gateway URL {} is not http://", target.url));
-    }
-    let host = url
-        .host_str()
-        .ok_or_else(|| format!("the gateway URL {} has no host", target.url))?
-        .to_string();
-    let port = url.port_or_known_default().unwrap_or(80);
-    let mut stream = TcpStream::connect((host.trim_matches(['[', ']']), port))
-        .await
-        .map_err(|e| {
-            format!(
-                "no mcp-sidecar gateway answers at {} ({e}): the editor (or its sidecar) that \
-                 served it has exited; restart it, or open a new terminal from the editor",
-                target.url
-            )
-        })?;
+    // Only this machine's loopback interface: a name or address elsewhere is refused.
+    let (url, address) = discovery::endpoint(&target.url)?;
+    let host = url.host_str().unwrap_or_default().to_string();
+    let mut stream = TcpStream::connect(address).await.map_err(|e| {
+        format!(
+            "no mcp-sidecar gateway answers at {} ({e}): the editor (or its sidecar) that \
+             served it has exited; restart it, or open a new terminal from the editor",
+            target.url
+        )
+    })?;
     let authority = match url.port() {
         Some(port) => format!("{host}:{port}"),
         None => host.clone(),

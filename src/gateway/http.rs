@@ -7,10 +7,19 @@
 //! Paths: `/mcp` (every server's tools, prefixed), `/mcp/<server>` (one server, unprefixed), and
 //! `/stdio`, `/stdio/<server>`: an `Upgrade: mcp-stdio` tunnel after which the connection carries
 //! newline-delimited JSON-RPC, as stdio does (what `mcp-sidecar gateway` bridges to).
+//!
+//! Connections are rationed ([`Gate`]), since anyone on the machine may open them: at most a
+//! quarter of the files the process may open (16 to 512), so the servers keep the descriptors
+//! they need; past that, or past 64 that have not sent a request with the secret yet, the one
+//! that has waited longest for its request gives way to the new one (after a second); one that
+//! has sent none within 10 s is closed. A flood (connections closed or refused for it, `accept`
+//! failing) is logged at most once a minute.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode, header};
@@ -38,6 +47,175 @@ struct State {
     secret: String,
     cancel: CancellationToken,
     services: Mutex<HashMap<Scope, Service>>,
+    gate: Arc<Gate>,
+}
+
+/// Connections that have not sent a request with the secret yet, at most (fewer when the
+/// process may open few files).
+const WAITING: usize = 64;
+/// How long a connection has to send its first request with the secret.
+const FIRST_REQUEST: Duration = Duration::from_secs(10);
+/// How long a waiting connection is let be before it gives way to a new one: an agent's
+/// request follows its connection at once, but a burst of them (a hundred calls at once) may be
+/// accepted before the first request is read.
+const GRACE: Duration = Duration::from_secs(1);
+/// A flood is logged at most once in this long.
+const FLOOD_LOG: Duration = Duration::from_secs(60);
+
+/// Who may hold a connection open: every connection has a [`Ticket`] for as long as it is open
+/// (a tunnel's too); those that have not sent a request with the secret yet wait in line.
+struct Gate {
+    /// Connections open at once, at most.
+    most: usize,
+    /// Connections waiting for their first request with the secret, at most.
+    waiting_most: usize,
+    open: AtomicUsize,
+    /// The waiting connections by ticket, oldest first, with when they came: closing one
+    /// cancels its token.
+    waiting: Mutex<BTreeMap<u64, (tokio::time::Instant, CancellationToken)>>,
+    next: AtomicU64,
+    flood: Mutex<Flood>,
+}
+
+#[derive(Default)]
+struct Flood {
+    logged: Option<Instant>,
+    unlogged: u64,
+}
+
+/// How many files this process may open (1024 when that cannot be read).
+fn open_files_limit() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+}
+
+impl Gate {
+    fn new(open_files: usize) -> Gate {
+        let most = (open_files / 4).clamp(16, 512);
+        Gate {
+            most,
+            waiting_most: WAITING.min(most / 2),
+            open: AtomicUsize::new(0),
+            waiting: Mutex::default(),
+            next: AtomicU64::new(0),
+            flood: Mutex::default(),
+        }
+    }
+
+    /// A ticket for a new connection. Past either cap, the connection that has waited longest
+    /// for its first request with the secret gives way (is closed) when it has had [`GRACE`];
+    /// past the waiting cap only, the new one comes in anyway. `None` (refused, closed at once):
+    /// as many connections are open as may be and none can give way.
+    fn admit(self: &Arc<Self>) -> Option<Arc<Ticket>> {
+        let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let closed = CancellationToken::new();
+        let now = tokio::time::Instant::now();
+        let mut waiting = self.waiting.lock();
+        let full = open > self.most || waiting.len() >= self.waiting_most;
+        let oldest = match waiting.first_key_value() {
+            Some((_, (since, _))) if full && now.duration_since(*since) >= GRACE => {
+                waiting.pop_first()
+            }
+            _ => None,
+        };
+        let admitted = open <= self.most || oldest.is_some();
+        if admitted {
+            waiting.insert(id, (now, closed.clone()));
+        }
+        let count = waiting.len();
+        drop(waiting);
+        if let Some((_, (_, oldest))) = oldest {
+            oldest.cancel();
+            self.flood(format_args!(
+                "{count} connections wait for a request with the secret; the oldest gives way \
+                 to each new one"
+            ));
+        }
+        if !admitted {
+            self.open.fetch_sub(1, Ordering::SeqCst);
+            self.flood(format_args!(
+                "{} connections are open, the most there may be; new ones are closed at once",
+                self.most
+            ));
+            return None;
+        }
+        Some(Arc::new(Ticket {
+            gate: self.clone(),
+            id,
+            closed,
+            shown: CancellationToken::new(),
+        }))
+    }
+
+    /// Closes the connection that has waited longest for its first request with the secret.
+    fn close_oldest(&self) {
+        if let Some((_, (_, oldest))) = self.waiting.lock().pop_first() {
+            oldest.cancel();
+        }
+    }
+
+    /// One line for a flood, then at most one a minute, with the count since the last.
+    fn flood(&self, what: std::fmt::Arguments<'_>) {
+        let mut flood = self.flood.lock();
+        flood.unlogged += 1;
+        if flood.logged.is_some_and(|at| at.elapsed() < FLOOD_LOG) {
+            return;
+        }
+        tracing::warn!(
+            "gateway: flood: {what} ({} since the last such line; logged at most once a minute)",
+            flood.unlogged
+        );
+        flood.logged = Some(Instant::now());
+        flood.unlogged = 0;
+    }
+}
+
+/// One open connection's place at the [`Gate`].
+struct Ticket {
+    gate: Arc<Gate>,
+    id: u64,
+    /// Cancelled when the gate closes the connection (it waited longest).
+    closed: CancellationToken,
+    /// Cancelled once the connection has sent a request with the secret.
+    shown: CancellationToken,
+}
+
+impl Ticket {
+    /// The connection sent a request with the secret: it stays, however many others come.
+    fn shown(&self) {
+        if !self.shown.is_cancelled() {
+            self.gate.waiting.lock().remove(&self.id);
+            self.shown.cancel();
+        }
+    }
+
+    /// Ends when the connection is to be closed: the gate closed it, or it sent no request with
+    /// the secret in time.
+    async fn closing(&self) {
+        tokio::select! {
+            _ = self.closed.cancelled() => {}
+            _ = tokio::time::sleep(FIRST_REQUEST), if !self.shown.is_cancelled() => {
+                if self.shown.is_cancelled() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.gate.waiting.lock().remove(&self.id);
+        self.gate.open.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The running endpoint; dropping it stops it (open sessions end).
@@ -62,6 +240,7 @@ pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpo
         secret,
         cancel: cancel.clone(),
         services: Mutex::default(),
+        gate: Arc::new(Gate::new(open_files_limit())),
     });
     tokio::spawn(async move {
         loop {
@@ -77,17 +256,28 @@ pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpo
                     stream
                 }
                 Err(e) => {
-                    tracing::warn!("gateway: accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    // Out of descriptors: a waiting connection gives its descriptor back. On
+                    // any failure the loop waits a moment.
+                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                        state.gate.close_oldest();
+                    }
+                    state.gate.flood(format_args!("accept failed: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
+            };
+            // Refused: closed before anything is read.
+            let Some(ticket) = state.gate.admit() else {
+                continue;
             };
             let state = state.clone();
             tokio::spawn(async move {
                 let cancel = state.cancel.clone();
+                let served = ticket.clone();
                 let service = hyper::service::service_fn(move |request| {
                     let state = state.clone();
-                    async move { Ok::<_, Infallible>(state.handle(request).await) }
+                    let ticket = served.clone();
+                    async move { Ok::<_, Infallible>(state.handle(request, ticket).await) }
                 });
                 let connection = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -99,9 +289,13 @@ pub async fn start(shared: Arc<Shared>, secret: String) -> std::io::Result<Endpo
                             tracing::debug!("gateway: connection ended: {e}");
                         }
                     }
+                    _ = ticket.closing() => {}
                     _ = cancel.cancelled() => {}
                 }
             });
+            // The new connection's task gets to read its request before the next one is
+            // accepted.
+            tokio::task::yield_now().await;
         }
     });
     Ok(Endpoint { port, cancel })
@@ -238,10 +432,15 @@ fn route(path: &str) -> Option<(bool, Scope)> {
 }
 
 impl State {
-    async fn handle(self: Arc<Self>, mut request: Request<Incoming>) -> Response<Body> {
+    async fn handle(
+        self: Arc<Self>,
+        mut request: Request<Incoming>,
+        ticket: Arc<Ticket>,
+    ) -> Response<Body> {
         if let Err((status, text)) = check(request.headers(), &self.secret) {
             return refusal(status, text);
         }
+        ticket.shown();
         let Some((tunnel, scope)) = route(request.uri().path()) else {
             return plain(
                 StatusCode::NOT_FOUND,
@@ -274,6 +473,8 @@ impl State {
                     return;
                 }
             };
+            // The tunnel keeps its connection's place at the gate while it is open.
+            let _ticket = ticket;
             let (read, write) = tokio::io::split(io);
             tokio::select! {
                 _ = super::server::serve_stream(shared, scope, read, write) => {}
@@ -382,6 +583,59 @@ mod tests {
             403
         );
         assert_eq!(status(&[("authorization", "Bearer s3cret")]), 400);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_gate_closes_the_oldest_waiting_connection_and_the_silent_ones() {
+        let gate = Arc::new(Gate::new(64));
+        assert_eq!((gate.most, gate.waiting_most), (16, 8));
+        let open = || gate.open.load(Ordering::SeqCst);
+        let closed = |tickets: &[Arc<Ticket>]| -> Vec<bool> {
+            tickets.iter().map(|t| t.closed.is_cancelled()).collect()
+        };
+        // A burst: past the waiting cap, new connections come in as well while the waiting
+        // ones are new, up to the cap on all; then new ones are refused.
+        let burst: Vec<_> = (0..16).map(|_| gate.admit().unwrap()).collect();
+        assert!(gate.admit().is_none());
+        assert_eq!(open(), 16);
+        assert_eq!(closed(&burst), [false; 16]);
+        // Once they have had their grace, the oldest still waiting gives way to each new one.
+        burst[0].shown();
+        tokio::time::advance(GRACE).await;
+        let next: Vec<_> = (0..2).map(|_| gate.admit().unwrap()).collect();
+        let mut want = [false; 16];
+        want[1] = true;
+        want[2] = true;
+        assert_eq!(closed(&burst), want);
+        assert_eq!(closed(&next), [false, false]);
+        drop(burst);
+        drop(next);
+        assert_eq!(open(), 0);
+        // Connections that sent the secret never give way: with all of them open, a new one
+        // is refused.
+        let shown: Vec<_> = (0..16)
+            .map(|_| {
+                let ticket = gate.admit().unwrap();
+                ticket.shown();
+                ticket
+            })
+            .collect();
+        tokio::time::advance(GRACE).await;
+        assert!(gate.admit().is_none());
+        assert_eq!(open(), 16);
+        // A connection that sends no request with the secret is closed in time; one that did
+        // stays.
+        let mut shown = shown;
+        shown.pop();
+        let silent = gate.admit().unwrap();
+        let started = tokio::time::Instant::now();
+        silent.closing().await;
+        assert_eq!(started.elapsed(), FIRST_REQUEST);
+        let stays = tokio::time::timeout(FIRST_REQUEST * 3, shown[0].closing()).await;
+        assert!(
+            stays.is_err(),
+            "a connection that sent the secret was closed"
+        );
     }
 
     #[test]

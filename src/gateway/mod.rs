@@ -207,6 +207,7 @@ fn target(port: u16, secret: &str) -> discovery::Target {
         url: url_of(port),
         token: secret.to_string(),
         pid: std::process::id(),
+        started: discovery::start_time(std::process::id()).unwrap_or(0),
         folder: String::new(),
     }
 }

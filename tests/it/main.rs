@@ -17,6 +17,7 @@ mod interop;
 mod keyring;
 mod layering;
 mod load;
+mod local_user;
 mod lsp_core;
 mod oauth;
 mod openai_provider;
