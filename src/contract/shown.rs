@@ -321,20 +321,38 @@ impl Shown for ServerSummary {
     }
 }
 
+/// A listed item's label (its name cleaned, when that changes it), title and description.
+fn named(
+    label_: &mut Option<String>,
+    name: &str,
+    title: &mut Option<String>,
+    description: &mut Option<String>,
+) {
+    *label_ = label(name);
+    fix_opt(title, line, MAX_LINE);
+    fix_opt(description, block, MAX_MESSAGE);
+}
+
 impl Shown for ToolSummary {
     fn shown(mut self) -> Self {
-        self.label = label(&self.name);
-        fix_opt(&mut self.title, line, MAX_LINE);
-        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        named(
+            &mut self.label,
+            &self.name,
+            &mut self.title,
+            &mut self.description,
+        );
         self
     }
 }
 
 impl Shown for PromptSummary {
     fn shown(mut self) -> Self {
-        self.label = label(&self.name);
-        fix_opt(&mut self.title, line, MAX_LINE);
-        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        named(
+            &mut self.label,
+            &self.name,
+            &mut self.title,
+            &mut self.description,
+        );
         for argument in self.arguments.iter_mut().flatten() {
             fix_members(argument, &["name"]);
         }
@@ -344,9 +362,12 @@ impl Shown for PromptSummary {
 
 impl Shown for ResourceSummary {
     fn shown(mut self) -> Self {
-        self.label = label(&self.name);
-        fix_opt(&mut self.title, line, MAX_LINE);
-        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        named(
+            &mut self.label,
+            &self.name,
+            &mut self.title,
+            &mut self.description,
+        );
         fix_opt(&mut self.mime_type, line, MAX_NAME);
         self
     }
@@ -354,9 +375,12 @@ impl Shown for ResourceSummary {
 
 impl Shown for ResourceTemplateSummary {
     fn shown(mut self) -> Self {
-        self.label = label(&self.name);
-        fix_opt(&mut self.title, line, MAX_LINE);
-        fix_opt(&mut self.description, block, MAX_MESSAGE);
+        named(
+            &mut self.label,
+            &self.name,
+            &mut self.title,
+            &mut self.description,
+        );
         fix_opt(&mut self.mime_type, line, MAX_NAME);
         self
     }
