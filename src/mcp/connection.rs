@@ -531,6 +531,14 @@ impl Connection {
                         self.server
                     )));
                 }
+                // Lines are refused past the depth bound as they are read; a JSON body over
+                // HTTP reaches rmcp unseen (its parse stops only past 128).
+                Ok(Answered::Final(result))
+                    if super::scan::value_nests_deeper(&result, super::scan::MAX_DEPTH) =>
+                {
+                    tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", super::scan::MAX_DEPTH);
+                    return Err(self.protocol(super::scan::refusal("result")));
+                }
                 // A big answer relayed as sent comes as a stand-in (see `relay`).
                 Ok(Answered::Final(result)) => {
                     return super::relay::finish(result).map_err(|e| self.protocol(e));
@@ -708,6 +716,10 @@ impl Connection {
             };
         }
         match error {
+            // An answer the transport refused (nested too deep): the sidecar's words.
+            ServiceError::McpError(e) if super::transport::refused(&e) => {
+                self.protocol(e.message.to_string())
+            }
             ServiceError::McpError(e) => CallError::Server {
                 server: self.server.to_string(),
                 code: e.code.0,
