@@ -710,3 +710,82 @@ async fn a_result_nested_too_deep_is_refused_on_every_path_naming_the_server() {
     assert_eq!(text_of(&pong), "pong");
     editor.shutdown_and_exit().await;
 }
+
+/// A `tools/list` that pages for ever, pages past the item cap, or gives the same cursor again:
+/// the listing ends after at most 100 pages (10 000 items) with one error naming the server and
+/// the bound, and the sidecar keeps serving. (Before, rmcp's paging followed the cursors for
+/// ever, the sidecar growing until the call's timeout, and a refresh in the background never
+/// ended.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_that_never_ends_is_cut_off_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = |name: &str| dir.path().join(name).display().to_string();
+    let (endless, many, again) = (count("endless"), count("many"), count("again"));
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "endless": python_fixture("bad/deep.py", &["--pages", "endless", "--count", &endless], 30),
+                "many": python_fixture("bad/deep.py", &["--pages", "endless", "--page-size", "500", "--count", &many], 30),
+                "again": python_fixture("bad/deep.py", &["--pages", "repeat", "--count", &again], 30),
+                "demo": demo_server("both", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    for server in ["endless", "many", "again", "demo"] {
+        editor.wait_status(mark, server, "running").await;
+    }
+    for (server, bound) in [
+        ("endless", "tools/list had more than 100 pages"),
+        ("many", "tools/list listed more than 10000 items"),
+        ("again", "tools/list sent a cursor it had sent before"),
+    ] {
+        let started = Instant::now();
+        let response = editor
+            .command_response("mcp-sidecar.listTools", json!({"server": server}))
+            .await;
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("server \"{server}\"")) && message.contains(bound),
+            "{server}: {response}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{server}");
+    }
+    // Listing every server leaves the bad ones out and lists the rest.
+    let all = editor.command("mcp-sidecar.listTools", json!({})).await;
+    let servers: std::collections::BTreeSet<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["server"].as_str())
+        .collect();
+    assert_eq!(servers, ["demo"].into(), "{all}");
+    let echo = call(&editor, "demo", "echo", json!({"text": "still here"})).await;
+    assert_eq!(text_of(&echo), "still here");
+    let pong = call(&editor, "endless", "ping_tool", json!({})).await;
+    assert_eq!(text_of(&pong), "pong");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 4);
+    // Each listing (the one at start-up, the editor's, any other) stops at its bound: 100
+    // pages, 21 of 500 items, the first cursor again (one may still be under way at first).
+    for (path, pages) in [(&endless, 100), (&many, 21), (&again, 2)] {
+        let counts = || {
+            let text = std::fs::read_to_string(path).unwrap();
+            let (served, listings) = text.trim().split_once(' ').unwrap();
+            (
+                served.parse::<usize>().unwrap(),
+                listings.parse::<usize>().unwrap(),
+            )
+        };
+        eventually(&format!("{path}: {pages} pages a listing"), || {
+            let (served, listings) = counts();
+            std::future::ready(served == listings * pages)
+        })
+        .await;
+        assert!(counts().1 >= 2, "{path}: {:?}", counts());
+    }
+    editor.shutdown_and_exit().await;
+}
