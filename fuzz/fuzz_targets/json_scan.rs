@@ -2,18 +2,26 @@
 //! (`mcp::scan::Scan`): the input's first four bytes say where the reads end, the rest is the
 //! line. Never a panic; the same outline wherever the reads end; an outline only for JSON, and
 //! then the one the relay's `serde_json` reading of the whole line finds (`relay::outline`),
-//! unless that reading declined what only looks like a surrogate escape.
+//! unless that reading declined what only looks like a surrogate escape. The depth bound: where
+//! the scan stops for depth, the bracket count (`scan::nests_deeper`) finds the line too deep; a
+//! line the scan read whole, it finds within the bound.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_sidecar::mcp::relay;
-use mcp_sidecar::mcp::scan::Scan;
+use mcp_sidecar::mcp::scan::{self, Scan};
 
 fuzz_target!(|data: &[u8]| {
     let (cuts, line) = data.split_at(data.len().min(4));
     let line = bytes::Bytes::copy_from_slice(line);
     let mut whole = Scan::default();
     whole.feed(&line);
+    if whole.too_deep() {
+        assert!(scan::nests_deeper(&line, scan::LINE_DEPTH));
+    }
+    if whole.complete() {
+        assert!(!scan::nests_deeper(&line, scan::LINE_DEPTH));
+    }
     let whole = whole.finish();
 
     let mut ends: Vec<usize> = cuts.iter().map(|&c| usize::from(c) * line.len() / 255).collect();

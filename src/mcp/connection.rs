@@ -22,6 +22,7 @@ use super::direct::{self, Direct};
 use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, HumanClock, ProgressFn};
 use super::http;
+use super::listing;
 use super::process::{self, Diagnostics, ServerProcess};
 use super::transport::StdioTransport;
 use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
@@ -305,12 +306,15 @@ impl Connection {
     /// The tools, from the cache or fetched (every page) when the cache is empty; asked of
     /// every server, whether it declares the capability or not.
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, CallError> {
-        self.list(&self.tools, true, || self.peer.list_all_tools())
-            .await
+        self.list(&self.tools, true, || {
+            listing::all_pages(&self.server, |p| self.peer.list_tools(p))
+        })
+        .await
     }
 
     /// One of the server's lists, from its cache or fetched (every page, following
-    /// `nextCursor`) when the cache is empty; a server without the capability has none.
+    /// `nextCursor`, within `listing`'s bounds) when the cache is empty; a server without the
+    /// capability has none.
     async fn list<T, F, Fut>(
         &self,
         cache: &parking_lot::Mutex<Option<Arc<Vec<T>>>>,
@@ -319,7 +323,7 @@ impl Connection {
     ) -> Result<Arc<Vec<T>>, CallError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Vec<T>, ServiceError>>,
+        Fut: Future<Output = Result<Vec<T>, listing::Failed>>,
     {
         if !offered {
             return Ok(Arc::default());
@@ -336,7 +340,10 @@ impl Connection {
         ))
         .await
         .ok_or_else(|| self.timeout_error())?
-        .map_err(|e| self.service_error(e))?;
+        .map_err(|e| match e {
+            listing::Failed::Service(e) => self.service_error(e),
+            listing::Failed::Bound(message) => self.protocol(message),
+        })?;
         let list = Arc::new(list);
         *cache.lock() = Some(list.clone());
         Ok(list)
@@ -351,7 +358,7 @@ impl Connection {
     pub async fn resources(&self) -> Result<Arc<Vec<Resource>>, CallError> {
         let lists = self.handler.lists.clone();
         self.list(&lists.resources, self.offers("resources"), || {
-            self.peer.list_all_resources()
+            listing::all_pages(&self.server, |p| self.peer.list_resources(p))
         })
         .await
     }
@@ -359,7 +366,7 @@ impl Connection {
     pub async fn resource_templates(&self) -> Result<Arc<Vec<ResourceTemplate>>, CallError> {
         let lists = self.handler.lists.clone();
         self.list(&lists.templates, self.offers("resources"), || {
-            self.peer.list_all_resource_templates()
+            listing::all_pages(&self.server, |p| self.peer.list_resource_templates(p))
         })
         .await
     }
@@ -367,7 +374,7 @@ impl Connection {
     pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>, CallError> {
         let lists = self.handler.lists.clone();
         self.list(&lists.prompts, self.offers("prompts"), || {
-            self.peer.list_all_prompts()
+            listing::all_pages(&self.server, |p| self.peer.list_prompts(p))
         })
         .await
     }
@@ -530,6 +537,14 @@ impl Connection {
                         "{} needs a step in the browser first ({message}); the request was not retried",
                         self.server
                     )));
+                }
+                // Lines are refused past the depth bound as they are read; a JSON body over
+                // HTTP reaches rmcp unseen (its parse stops only past 128).
+                Ok(Answered::Final(result))
+                    if super::scan::value_nests_deeper(&result, super::scan::MAX_DEPTH) =>
+                {
+                    tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", super::scan::MAX_DEPTH);
+                    return Err(self.protocol(super::scan::refusal("result")));
                 }
                 // A big answer relayed as sent comes as a stand-in (see `relay`).
                 Ok(Answered::Final(result)) => {
@@ -708,6 +723,10 @@ impl Connection {
             };
         }
         match error {
+            // An answer the transport refused (nested too deep): the sidecar's words.
+            ServiceError::McpError(e) if super::transport::refused(&e) => {
+                self.protocol(e.message.to_string())
+            }
             ServiceError::McpError(e) => CallError::Server {
                 server: self.server.to_string(),
                 code: e.code.0,

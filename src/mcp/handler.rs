@@ -567,14 +567,14 @@ impl Handler {
         let (refresh, host) = (self.refresh.clone(), self.host.clone());
         tokio::spawn(async move {
             let generation = refresh.settle().await;
-            match peer.list_all_tools().await {
+            match super::listing::all_pages(&server, |p| peer.list_tools(p)).await {
                 Ok(list) if refresh.generation() == generation => {
                     let mut cache = tools.lock();
                     cache.get_or_insert_with(|| Arc::new(list));
                 }
                 // Changed again meanwhile: the next refresh is already scheduled.
                 Ok(_) => {}
-                Err(e) => tracing::debug!(%server, "refreshing tools failed: {e}"),
+                Err(e) => tracing::debug!(%server, "refreshing tools failed: {e:?}"),
             }
             host.emit(Event::ToolsChanged {
                 server: server.to_string(),

@@ -11,6 +11,7 @@ mod handler;
 mod host;
 mod http;
 mod listen;
+mod listing;
 mod manager;
 mod process;
 mod raw;

@@ -9,7 +9,9 @@
 //! the newline comes, only the last read is left to check.
 //!
 //! It accepts only JSON (RFC 8259: no trailing commas, no comments, no control characters in
-//! strings, no leading zeros or lone signs), at most [`MAX_DEPTH`] containers deep. It gives no
+//! strings, no leading zeros or lone signs). A line whose containers nest deeper than
+//! [`LINE_DEPTH`] is [`Scan::too_deep`]: the transport refuses it ([`nests_deeper`] is the same
+//! bound for the lines this scan does not see). It gives no
 //! outline, and the line goes the usual way (one `serde_json` scan, then rmcp's parse, with
 //! their errors), for anything unusual: an answer that is no object or lacks an `id` or a
 //! `result` object, a key at those levels with an escape, a member named twice there, and any
@@ -21,8 +23,19 @@
 
 use std::ops::Range;
 
-/// Containers nested deeper than this give no outline (serde_json refuses past 128).
+/// How deep a server's result (or a request's or notification's params) may nest, itself
+/// counted as one level: deeper ones are refused on every path (stdio lines big and small, HTTP
+/// events and bodies), so the editor and agents never get them (Neovim's JSON decoder drops a
+/// reply nested a few thousand levels, and the call never ends). serde_json refuses past 128
+/// levels of the whole message, but its `RawValue` and `IgnoredAny` skip that limit.
 pub const MAX_DEPTH: usize = 100;
+/// The same bound on a whole message line: its own object is one level more.
+pub const LINE_DEPTH: usize = MAX_DEPTH + 1;
+
+/// What a call refused for its depth is told (its `what`: "result", "error").
+pub fn refusal(what: &str) -> String {
+    format!("its {what} nests deeper than {MAX_DEPTH} levels; the sidecar does not pass it on")
+}
 
 /// Where a complete answer's parts lie in its line: byte ranges, each a whole JSON value
 /// without the whitespace around it (a key without its quotes).
@@ -113,6 +126,8 @@ pub struct Scan {
     members: Vec<(Range<usize>, Range<usize>)>,
     /// Where the number or literal being read started.
     token_start: usize,
+    /// Whether the line nests deeper than [`LINE_DEPTH`] (the scan stopped there).
+    too_deep: bool,
 }
 
 impl Default for Scan {
@@ -133,6 +148,7 @@ impl Default for Scan {
             member_start: 0,
             members: Vec::new(),
             token_start: 0,
+            too_deep: false,
         }
     }
 }
@@ -162,6 +178,57 @@ fn special(s: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|p| i + p)
+}
+
+/// Whether JSON text `json` has containers nested deeper than `limit`, strings skipped; the
+/// text is not otherwise checked (a parse after this does that). Text with at most `limit`
+/// brackets is passed on one `memchr` count (a small call's answer is mostly that); else it
+/// stops at the first bracket past the limit.
+pub fn nests_deeper(json: &[u8], limit: usize) -> bool {
+    if memchr::memchr2_iter(b'[', b'{', json).nth(limit).is_none() {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = json.get(i) {
+        match b {
+            b'"' => loop {
+                i += 1;
+                let Some(p) = json.get(i..).and_then(special) else {
+                    return false;
+                };
+                i += p;
+                match json[i] {
+                    b'"' => break,
+                    // The escaped byte is stepped over by the next turn's `i += 1`.
+                    b'\\' => i += 1,
+                    _ => {}
+                }
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// [`nests_deeper`] for a parsed value (serde_json built it, so it is at most 128 deep).
+pub fn value_nests_deeper(value: &serde_json::Value, limit: usize) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|v| value_nests_deeper(v, limit - 1)),
+        Value::Object(members) => {
+            limit == 0 || members.values().any(|v| value_nests_deeper(v, limit - 1))
+        }
+        _ => false,
+    }
 }
 
 /// JSON's whitespace.
@@ -331,6 +398,17 @@ impl Scan {
         }
     }
 
+    /// Whether the line fed so far nests containers deeper than [`LINE_DEPTH`] (the scan
+    /// stops there; a line it stopped on for another reason is not known to be shallow).
+    pub fn too_deep(&self) -> bool {
+        self.too_deep
+    }
+
+    /// Whether what was fed is one whole JSON object, so nested at most [`LINE_DEPTH`] deep.
+    pub fn complete(&self) -> bool {
+        self.state == State::End
+    }
+
     /// The line is complete: its outline, if it is JSON with one.
     pub fn finish(mut self) -> Option<Outline> {
         if matches!(
@@ -376,7 +454,8 @@ impl Scan {
         }
         match b {
             b'{' | b'[' => {
-                if self.stack.len() == MAX_DEPTH {
+                if self.stack.len() == LINE_DEPTH {
+                    self.too_deep = true;
                     self.fail();
                     return false;
                 }
@@ -612,6 +691,67 @@ mod tests {
         assert_eq!(scan(line, &[]), None);
     }
 
+    /// How many containers `value` nests, itself counted.
+    fn depth(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn the_scan_stops_past_the_depth_bound_and_says_so() {
+        let line = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}1{}}}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+        };
+        // The result nests `levels` deep, itself counted; the line one more.
+        let at_bound = line(MAX_DEPTH);
+        let value: Value = serde_json::from_str(&at_bound).unwrap();
+        assert_eq!(depth(&value["result"]), MAX_DEPTH);
+        let mut scan = Scan::default();
+        scan.feed(at_bound.as_bytes());
+        assert!(!scan.too_deep() && scan.complete());
+        assert!(scan.finish().is_some());
+        for levels in [MAX_DEPTH + 1, 1_000_000] {
+            let past = line(levels);
+            let mut scan = Scan::default();
+            // Fed in two reads: it stops at the first bracket past the bound.
+            scan.feed(&past.as_bytes()[..past.len() * 3 / 4]);
+            assert!(scan.too_deep(), "{levels}");
+            scan.feed(past.as_bytes());
+            assert!(scan.too_deep() && !scan.complete(), "{levels}");
+            assert!(scan.finish().is_none());
+        }
+        assert!(!nests_deeper(at_bound.as_bytes(), LINE_DEPTH));
+        assert!(nests_deeper(line(MAX_DEPTH + 1).as_bytes(), LINE_DEPTH));
+        assert!(!value_nests_deeper(&value["result"], MAX_DEPTH));
+        let past: Value = serde_json::from_str(&line(MAX_DEPTH + 1)).unwrap();
+        assert!(value_nests_deeper(&past["result"], MAX_DEPTH));
+    }
+
+    #[test]
+    fn brackets_in_strings_are_no_nesting() {
+        let text = format!(
+            r#"{{"a":"{}\"{}\\","b":[1]}}"#,
+            "[{".repeat(500),
+            "\\u005b".repeat(9)
+        );
+        assert!(!nests_deeper(text.as_bytes(), 2));
+        assert!(nests_deeper(text.as_bytes(), 1));
+        // A million levels are found in the first bound's worth of bytes.
+        let deep = "[".repeat(1_000_000);
+        assert!(nests_deeper(deep.as_bytes(), LINE_DEPTH));
+        // Cut text is not read past its end.
+        for cut in [r#"["\"#, r#"["a"#, r#"[""#, "[[", r#"[\"#] {
+            assert!(!nests_deeper(cut.as_bytes(), 2), "{cut}");
+        }
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -627,6 +767,21 @@ mod tests {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
                 proptest::collection::btree_map("[a-z\"\\\\]{0,4}", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn json_with_brackets() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::from),
+            "[\\[\\]{}\"\\\\a\\x00-\\x1f]{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(6, 48, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[a-z\\[{\"]{0,3}", inner, 0..4)
                     .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
@@ -650,6 +805,23 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+        /// The depth found from the text without a parse is the parsed value's, brackets and
+        /// escaped quotes in strings and all.
+        #[test]
+        fn the_depth_is_found_without_a_parse(
+            value in json_with_brackets(),
+            limit in 0usize..7,
+            pretty in any::<bool>(),
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            prop_assert_eq!(nests_deeper(text.as_bytes(), limit), depth(&value) > limit, "{}", text);
+            prop_assert_eq!(value_nests_deeper(&value, limit), depth(&value) > limit);
+        }
+
 
         /// A well-formed answer is outlined as the `serde_json` reading finds it, however
         /// its bytes come.

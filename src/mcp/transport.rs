@@ -24,7 +24,7 @@ use super::flood;
 use super::process::Diagnostics;
 use super::raw;
 use super::relay::{self, Outline};
-use super::scan::Scan;
+use super::scan::{self, Scan};
 
 /// The read buffer's usual size.
 const READ_BUFFER: usize = 64 * 1024;
@@ -269,6 +269,19 @@ pub struct LineCodec {
     /// line last returned.
     scan: Scan,
     outline: Option<Outline>,
+    /// What that scan found of the line last returned's nesting.
+    depth: Depth,
+}
+
+/// How deep a line nests, as far as the codec's scan knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Not scanned whole (a short line, or one the scan stopped on for another reason).
+    Unknown,
+    /// Scanned whole: at most [`scan::LINE_DEPTH`].
+    Within,
+    /// Deeper than [`scan::LINE_DEPTH`].
+    Deeper,
 }
 
 impl LineCodec {
@@ -281,7 +294,13 @@ impl LineCodec {
             checked: false,
             scan: Scan::default(),
             outline: None,
+            depth: Depth::Unknown,
         }
+    }
+
+    /// How deep the line last returned nests, as far as its scan knows.
+    pub fn depth(&self) -> Depth {
+        self.depth
     }
 
     /// Where the parts of the line last returned lie, when it was checked as it came
@@ -339,16 +358,19 @@ impl Decoder for LineCodec {
         if at > self.max_bytes {
             return Err(AnyDelimiterCodecError::MaxChunkLengthExceeded);
         }
-        self.checked = at >= self.long && self.check_utf8(&buf[..at], true);
+        let long = at >= self.long;
+        self.checked = long && self.check_utf8(&buf[..at], true);
         self.utf8 = Some(0);
         let mut scan = std::mem::take(&mut self.scan);
-        self.outline = self
-            .checked
-            .then(|| {
-                scan.feed(&buf[..at]);
-                scan.finish()
-            })
-            .flatten();
+        if long {
+            scan.feed(&buf[..at]);
+        }
+        self.depth = match (long, scan.too_deep(), scan.complete()) {
+            (true, true, _) => Depth::Deeper,
+            (true, _, true) => Depth::Within,
+            _ => Depth::Unknown,
+        };
+        self.outline = self.checked.then(|| scan.finish()).flatten();
         let mut line = buf.split_to(at + 1);
         line.truncate(at);
         Ok(Some(line.freeze()))
@@ -364,6 +386,7 @@ impl Decoder for LineCodec {
                 self.utf8 = Some(0);
                 self.scan = Scan::default();
                 self.outline = None;
+                self.depth = Depth::Unknown;
                 Ok(Some(buf.split().freeze()))
             }
             None => Ok(None),
@@ -400,10 +423,20 @@ impl StdioTransport {
             // (`LineCodec::check_utf8`), and `checked` is about the line it returned last.
             unsafe { std::str::from_utf8_unchecked(line) }
         });
-        // Outlined as it came; else (a line too unusual for that scan) read again here.
+        // Outlined as it came; else (a line too unusual for that scan) read again here, unless
+        // it nests too deep (then it is refused, [`StdioTransport::take_line`]): `serde_json`'s
+        // reading of raw members has no depth limit.
         let outline = match self.reader.codec.take_outline() {
             Some(outline) => outline,
-            None => relay::outline(line, text)?,
+            None if self.reader.codec.depth() == Depth::Within => relay::outline(line, text)?,
+            None => {
+                if self.reader.codec.depth() == Depth::Deeper
+                    || scan::nests_deeper(line, scan::LINE_DEPTH)
+                {
+                    return None;
+                }
+                relay::outline(line, text)?
+            }
         };
         let small = relay::stand_in_from(line, &outline, |id| {
             serde_json::from_str::<RequestId>(id)
@@ -414,8 +447,21 @@ impl StdioTransport {
     }
 
     /// One line (or a batch's member): an answer to a call made past rmcp goes to that call,
-    /// anything else to rmcp.
-    fn take_line(&mut self, line: &[u8]) {
+    /// anything else to rmcp. A line nested deeper than [`scan::LINE_DEPTH`] is refused
+    /// ([`too_deep`]); `depth` is what the codec's scan found of it already.
+    fn take_line(&mut self, line: &[u8], depth: Depth) {
+        let deeper = match depth {
+            Depth::Within => false,
+            Depth::Deeper => true,
+            Depth::Unknown => scan::nests_deeper(line, scan::LINE_DEPTH),
+        };
+        if deeper {
+            let refused = too_deep(line);
+            if let Line::Message(_) = &refused {
+                tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", scan::MAX_DEPTH);
+            }
+            return self.handle(refused);
+        }
         if self.direct.waiting() && self.answer_direct(line) {
             return;
         }
@@ -599,10 +645,32 @@ pub fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Skip;
     }
-    let error = match raw::parse(line) {
-        Ok(message) => return Line::Message(Box::new(message)),
-        Err(e) => e,
-    };
+    match raw::parse(line) {
+        Ok(message) => Line::Message(Box::new(message)),
+        Err(error) => unreadable(line, &error, false),
+    }
+}
+
+/// What the sidecar says of an answer it refuses to pass on; [`refused`] finds it in the error.
+pub const REFUSED: &str = "dev.mcp-sidecar/refused";
+
+/// Whether a server's error is one the sidecar made up for an answer it refused (a server's
+/// own error with this member is no different: its message is still shown as it is).
+pub fn refused(error: &rmcp::model::ErrorData) -> bool {
+    error.data.as_ref().and_then(|d| d.get(REFUSED)).is_some()
+}
+
+/// A line nested deeper than [`scan::LINE_DEPTH`] (a caller checked), refused as [`parse_line`]
+/// refuses one it cannot read: an answer becomes an error for its id (so its call ends at once
+/// with the reason), a request is refused, anything else is junk. Its members are skipped
+/// unread (`IgnoredAny` takes any depth without recursion).
+pub fn too_deep(line: &[u8]) -> Line {
+    let reason = format!("it nests deeper than {} levels", scan::MAX_DEPTH);
+    unreadable(line, &reason, true)
+}
+
+/// A line whose full parse failed with `error` (or one nested too deep, `deep`).
+fn unreadable(line: &[u8], error: &dyn std::fmt::Display, deep: bool) -> Line {
     let shown = String::from_utf8_lossy(&line[..line.len().min(160)]).into_owned();
     // Raw control characters (invalid inside JSON strings) would stop the envelope too; as
     // spaces they are harmless, and the envelope reads nothing but the id.
@@ -623,8 +691,14 @@ pub fn parse_line(line: &[u8]) -> Line {
             "code": -32602, "message": format!("the client could not read this request: {error}")}}));
     }
     if !id.is_null() && (envelope.result || envelope.error) {
-        let replacement = json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32603, "message": format!("the server's answer could not be read: {error}")}});
+        let replacement = if deep {
+            let what = if envelope.result { "result" } else { "error" };
+            json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603, "message": scan::refusal(what), "data": {REFUSED: "tooDeep"}}})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603, "message": format!("the server's answer could not be read: {error}")}})
+        };
         if let Ok(message) = serde_json::from_value(replacement) {
             return Line::Message(Box::new(message));
         }
@@ -761,18 +835,20 @@ impl Transport<RoleClient> for StdioTransport {
             };
             match next {
                 Ok(line) => {
+                    let depth = self.reader.codec.depth();
                     if let Some(stand_in) = self.relay(&line) {
-                        self.take_line(&stand_in);
+                        self.take_line(&stand_in, Depth::Within);
                         continue;
                     }
+                    // A deep line is no batch: serde_json's depth limit refuses it there.
                     match split_batch(&line) {
                         Some(members) => {
                             tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
                             for member in members {
-                                self.take_line(&member);
+                                self.take_line(&member, Depth::Unknown);
                             }
                         }
-                        None => self.take_line(&line),
+                        None => self.take_line(&line, depth),
                     }
                 }
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
@@ -1010,6 +1086,7 @@ mod tests {
     struct Decoded {
         line: bytes::Bytes,
         checked: bool,
+        depth: Depth,
         outline: Option<Outline>,
         /// The outline taken a second time.
         again: Option<Outline>,
@@ -1035,6 +1112,7 @@ mod tests {
                 got.push(Decoded {
                     line,
                     checked: codec.checked(),
+                    depth: codec.depth(),
                     outline: codec.take_outline(),
                     again: codec.take_outline(),
                 });
@@ -1107,6 +1185,98 @@ mod tests {
                 proptest::prop_assert_eq!(again, None, "taken once");
             }
         }
+    }
+
+    /// The codec's scan says how deep a long line nests, wherever the reads cut it: within the
+    /// bound when it read the line whole, deeper past it (the scan stopped there), unknown for
+    /// a short line or one it stopped on for another reason.
+    #[test]
+    fn long_lines_say_how_deep_they_nest() {
+        let answer = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{}1{}}}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+            .into_bytes()
+        };
+        let lines = [
+            answer(scan::MAX_DEPTH),
+            answer(scan::MAX_DEPTH + 1),
+            answer(300_000),
+            b"{}".to_vec(),
+            br#"{"jsonrpc":"2.0","i\u0064":1,"result":{"a":[[[1]]]}}"#.to_vec(),
+        ];
+        for cuts in [&[1usize][..], &[7, 300, 4096], &[1 << 20]] {
+            let got: Vec<Depth> = decode_in_reads(&lines, cuts)
+                .iter()
+                .map(|d| d.depth)
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    Depth::Within,
+                    Depth::Deeper,
+                    Depth::Deeper,
+                    Depth::Unknown,
+                    Depth::Unknown
+                ],
+                "{cuts:?}"
+            );
+        }
+    }
+
+    /// A line nested too deep: an answer becomes an error for its id that says so (and that
+    /// the sidecar made it), a request is refused, anything else is junk; no stack overflow.
+    #[test]
+    fn lines_nested_too_deep_are_refused_with_their_id() {
+        let deep = |head: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0",{head}{}{}}}"#,
+                "[".repeat(1_000_000),
+                "]".repeat(1_000_000)
+            )
+        };
+        for (head, what) in [
+            (r#""id":7,"result":"#, "result"),
+            (r#""id":7,"error":"#, "error"),
+        ] {
+            let Line::Message(m) = too_deep(deep(head).as_bytes()) else {
+                panic!("{head}")
+            };
+            let JsonRpcMessage::Error(e) = *m else {
+                panic!("{head}")
+            };
+            assert_eq!(e.id, Some(RequestId::Number(7)));
+            assert!(refused(&e.error), "{e:?}");
+            assert_eq!(e.error.message, scan::refusal(what));
+            assert!(e.error.message.contains("nests deeper than 100 levels"));
+        }
+        let Line::Refuse(reply) = too_deep(deep(r#""id":"r","method":"x","params":"#).as_bytes())
+        else {
+            panic!()
+        };
+        assert_eq!(reply["id"], "r");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("nests deeper than 100 levels")
+        );
+        assert!(matches!(
+            too_deep(deep(r#""method":"x","params":"#).as_bytes()),
+            Line::Garbage(_)
+        ));
+        // A server's own error is not the sidecar's refusal.
+        let Line::Message(m) =
+            parse_line(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#)
+        else {
+            panic!()
+        };
+        let JsonRpcMessage::Error(e) = *m else {
+            panic!()
+        };
+        assert!(!refused(&e.error));
     }
 
     #[test]

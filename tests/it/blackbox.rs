@@ -443,7 +443,7 @@ async fn malformed_lines_from_a_server_get_clear_errors_and_nothing_else_breaks(
     for (kind, reason) in [
         ("invalid_utf8_answer", "could not be read"),
         ("lone_surrogate_answer", "could not be read"),
-        ("deep_answer", "could not be read"),
+        ("deep_answer", "its result nests deeper than 100 levels"),
         ("error_missing_fields", "could not be read"),
     ] {
         let (response, took) = emit(kind).await;

@@ -629,3 +629,163 @@ async fn absurdly_long_durations_are_capped_not_fatal() {
     assert_eq!(structured(&booked["result"]), json!({"action": "cancel"}));
     editor.shutdown_and_exit().await;
 }
+
+/// How many containers `value` nests, itself counted.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A result nested deeper than the sidecar's bound (100 levels, the result itself counted) is
+/// refused on every path its bytes take from a stdio server, and the call gets an error naming
+/// the server at once: a million levels and 200 levels, each small (answered early, past rmcp
+/// on a legacy session; through rmcp's parse on a 2026-07-28 one) and big (the relay's scan),
+/// and 101 levels, which serde_json alone would pass. 100 levels still reach the editor as
+/// sent. (Before, the big answer was relayed unparsed and the small legacy one handed on as
+/// sent: the editor could not read either reply, and the call never ended.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_nested_too_deep_is_refused_on_every_path_naming_the_server() {
+    const PROMPT: Duration = Duration::from_secs(5);
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "deep": python("bad/deep.py", &[]),
+                "deep-modern": python("bad/deep.py", &["--era", "modern"]),
+                "demo": demo_server("both", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    for server in ["deep", "deep-modern", "demo"] {
+        editor.wait_status(mark, server, "running").await;
+    }
+    for server in ["deep", "deep-modern"] {
+        for (levels, pad) in [
+            (1_000_000, 0),
+            (200, 0),
+            (200, 100_000),
+            (101, 0),
+            (101, 100_000),
+        ] {
+            let started = Instant::now();
+            let rx = start_call(
+                &editor,
+                server,
+                "nest",
+                json!({"levels": levels, "pad": pad}),
+            )
+            .await;
+            let response = tokio::time::timeout(PROMPT, rx)
+                .await
+                .unwrap_or_else(|_| panic!("{server}, {levels} levels, pad {pad}: no answer"))
+                .unwrap();
+            let message = response["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(&format!("server \"{server}\""))
+                    && message.contains("its result nests deeper than 100 levels"),
+                "{server}, {levels} levels, pad {pad}: {response}"
+            );
+            assert!(started.elapsed() < PROMPT);
+        }
+        // An honest result at the bound, small and big, reaches the editor whole.
+        for pad in [0, 100_000] {
+            let result = call(&editor, server, "nest", json!({"levels": 100, "pad": pad})).await;
+            assert_eq!(depth(&result), 100, "{server}, pad {pad}");
+            assert_eq!(text_of(&result).len(), pad);
+        }
+    }
+    // The sidecar and the other servers keep serving.
+    let echo = call(&editor, "demo", "echo", json!({"text": "still here"})).await;
+    assert_eq!(text_of(&echo), "still here");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    let rows = listed.as_array().unwrap();
+    assert!(rows.iter().all(|r| r["state"] == "running"), "{listed}");
+    let pong = call(&editor, "deep", "ping_tool", json!({})).await;
+    assert_eq!(text_of(&pong), "pong");
+    editor.shutdown_and_exit().await;
+}
+
+/// A `tools/list` that pages for ever, pages past the item cap, or gives the same cursor again:
+/// the listing ends after at most 100 pages (10 000 items) with one error naming the server and
+/// the bound, and the sidecar keeps serving. (Before, rmcp's paging followed the cursors for
+/// ever, the sidecar growing until the call's timeout, and a refresh in the background never
+/// ended.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_that_never_ends_is_cut_off_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = |name: &str| dir.path().join(name).display().to_string();
+    let (endless, many, again) = (count("endless"), count("many"), count("again"));
+    let editor = in_process();
+    let mark = editor.mark();
+    editor
+        .initialize(
+            &[],
+            json!({"servers": {
+                "endless": python_fixture("bad/deep.py", &["--pages", "endless", "--count", &endless], 30),
+                "many": python_fixture("bad/deep.py", &["--pages", "endless", "--page-size", "500", "--count", &many], 30),
+                "again": python_fixture("bad/deep.py", &["--pages", "repeat", "--count", &again], 30),
+                "demo": demo_server("both", None),
+            }}),
+            json!({}),
+        )
+        .await;
+    for server in ["endless", "many", "again", "demo"] {
+        editor.wait_status(mark, server, "running").await;
+    }
+    for (server, bound) in [
+        ("endless", "tools/list had more than 100 pages"),
+        ("many", "tools/list listed more than 10000 items"),
+        ("again", "tools/list sent a cursor it had sent before"),
+    ] {
+        let started = Instant::now();
+        let response = editor
+            .command_response("mcp-sidecar.listTools", json!({"server": server}))
+            .await;
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("server \"{server}\"")) && message.contains(bound),
+            "{server}: {response}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{server}");
+    }
+    // Listing every server leaves the bad ones out and lists the rest.
+    let all = editor.command("mcp-sidecar.listTools", json!({})).await;
+    let servers: std::collections::BTreeSet<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["server"].as_str())
+        .collect();
+    assert_eq!(servers, ["demo"].into(), "{all}");
+    let echo = call(&editor, "demo", "echo", json!({"text": "still here"})).await;
+    assert_eq!(text_of(&echo), "still here");
+    let pong = call(&editor, "endless", "ping_tool", json!({})).await;
+    assert_eq!(text_of(&pong), "pong");
+    let listed = editor.command("mcp-sidecar.listServers", json!({})).await;
+    assert_eq!(listed.as_array().unwrap().len(), 4);
+    // Each listing (the one at start-up, the editor's, any other) stops at its bound: 100
+    // pages, 21 of 500 items, the first cursor again (one may still be under way at first).
+    for (path, pages) in [(&endless, 100), (&many, 21), (&again, 2)] {
+        let counts = || {
+            let text = std::fs::read_to_string(path).unwrap();
+            let (served, listings) = text.trim().split_once(' ').unwrap();
+            (
+                served.parse::<usize>().unwrap(),
+                listings.parse::<usize>().unwrap(),
+            )
+        };
+        eventually(&format!("{path}: {pages} pages a listing"), || {
+            let (served, listings) = counts();
+            std::future::ready(served == listings * pages)
+        })
+        .await;
+        assert!(counts().1 >= 2, "{path}: {:?}", counts());
+    }
+    editor.shutdown_and_exit().await;
+}

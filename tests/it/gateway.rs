@@ -967,3 +967,66 @@ async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
         }
     }
 }
+
+/// An agent calling, through the gateway, a tool whose result nests past the bound gets an
+/// error naming the server, on each path (a million levels relayed big, 200 small, 101 big),
+/// and a result at the bound as sent. Before, the big result was written to the agent as it
+/// came, and its client could not read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_nested_too_deep_reaches_an_agent_as_an_error() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (_editor, info) = start(
+        folder.path(),
+        json!({"deep": python_fixture("bad/deep.py", &[], 30)}),
+    )
+    .await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(support::gateway::gateway_url(&info))
+            .auth_header(gateway_token(&info));
+    let agent = rmcp::model::ClientConfig::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Initialize,
+        )
+        .await
+        .unwrap();
+    let nest = |levels: usize, pad: usize| {
+        let arguments = json!({"levels": levels, "pad": pad});
+        let call = CallToolRequestParams::new("deep__nest")
+            .with_arguments(arguments.as_object().unwrap().clone());
+        let agent = &agent;
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), agent.call_tool(call))
+                .await
+                .unwrap_or_else(|_| panic!("{levels} levels, pad {pad}: no answer"))
+        }
+    };
+    for (levels, pad) in [(1_000_000, 0), (200, 0), (101, 100_000)] {
+        let result = nest(levels, pad).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{levels}, {pad}: {result:?}");
+        let text = serde_json::to_value(&result.content).unwrap()[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            text.contains("\"deep\"") && text.contains("nests deeper than 100 levels"),
+            "{levels}, {pad}: {text}"
+        );
+    }
+    let result = nest(100, 100_000).await.unwrap();
+    assert_ne!(result.is_error, Some(true));
+    assert_eq!(
+        serde_json::to_string(&result.structured_content.unwrap()["deep"])
+            .unwrap()
+            .matches('[')
+            .count(),
+        98
+    );
+    agent.cancel().await.unwrap();
+}

@@ -263,6 +263,7 @@ async fn odd_forms_over_http(mode: &str) -> (Peer, u16) {
 /// - the definition's headers come with every request;
 /// - the first call of a legacy session waits until the session's GET stream is open;
 /// - an HTTP error status fails one call, and the connection stays;
+/// - a result nested past the depth bound fails its call (an SSE event or a JSON body alike);
 /// - a server that goes away mid-call fails the call at once as serverGone, and is restarted;
 /// - an answer over maxMessageBytes closes the connection with the reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -349,6 +350,27 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
                 .as_str()
                 .unwrap()
                 .ends_with("/mcp answered HTTP 500 Internal Server Error"),
+            "{name}: {response}"
+        );
+        let again = call(&editor, name, "nested", json!({})).await;
+        assert!(
+            structured(&again)["response"].is_object(),
+            "{name}: {again}"
+        );
+    }
+    // A result nested past the bound (110 levels, which rmcp's parse takes) is refused as
+    // over stdio, as an SSE event and as a JSON body; the connection stays.
+    for (name, _) in eras {
+        let response = editor
+            .command_response(
+                "mcp-sidecar.callTool",
+                json!({"server": name, "tool": "deep", "arguments": {}}),
+            )
+            .await;
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("server \"{name}\""))
+                && message.contains("its result nests deeper than 100 levels"),
             "{name}: {response}"
         );
         let again = call(&editor, name, "nested", json!({})).await;

@@ -20,7 +20,8 @@ use rmcp::transport::streamable_http_client::{
 use super::failure::{Failure, is_event_too_large};
 use super::{Client, HttpError, Link, PROBE_TIMEOUT, SSE_FRAMING_SLACK, STREAM_SETTLE};
 use crate::mcp::raw;
-use crate::mcp::transport::{Line, parse_line};
+use crate::mcp::scan;
+use crate::mcp::transport::{Line, parse_line, too_deep};
 use crate::net;
 
 impl Link {
@@ -81,20 +82,21 @@ impl Link {
         })
     }
 
-    /// One SSE event's data, handled as a stdio line would be.
+    /// One SSE event's data, handled as a stdio line would be (one nested deeper than
+    /// [`scan::LINE_DEPTH`] refused as there, before rmcp reads it).
     pub(super) fn inbound(&self, data: &str) -> Inbound {
-        if memchr::memmem::find(data.as_bytes(), b"notifications/progress").is_some()
-            && let Ok(message) = serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data)
-            && self.diag.deliver_progress(&message)
-        {
-            return Inbound::Drop;
-        }
-        if !raw::mentions_kept(data.as_bytes())
-            && serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data).is_ok()
-        {
-            return Inbound::Keep;
-        }
-        match parse_line(data.as_bytes()) {
+        let line = if scan::nests_deeper(data.as_bytes(), scan::LINE_DEPTH) {
+            let refused = too_deep(data.as_bytes());
+            if let Line::Message(_) = &refused {
+                tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", scan::MAX_DEPTH);
+            }
+            refused
+        } else if let Some(inbound) = self.as_it_is(data) {
+            return inbound;
+        } else {
+            parse_line(data.as_bytes())
+        };
+        match line {
             Line::Message(message) => match serde_json::to_string(&message) {
                 Ok(text) => Inbound::Replace(text),
                 Err(_) => Inbound::Keep,
@@ -120,6 +122,20 @@ impl Link {
                 Inbound::Drop
             }
         }
+    }
+
+    /// What needs no rewriting: a progress notification (routed here), or a message rmcp reads
+    /// as it is; `None` for the rest.
+    fn as_it_is(&self, data: &str) -> Option<Inbound> {
+        if memchr::memmem::find(data.as_bytes(), b"notifications/progress").is_some()
+            && let Ok(message) = serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data)
+            && self.diag.deliver_progress(&message)
+        {
+            return Some(Inbound::Drop);
+        }
+        (!raw::mentions_kept(data.as_bytes())
+            && serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(data).is_ok())
+        .then_some(Inbound::Keep)
     }
 
     /// Wraps an SSE stream from the server: each event's data handled by [`Link::inbound`],

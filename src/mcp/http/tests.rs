@@ -187,3 +187,33 @@ fn rmcp_error_text_is_read_in_one_place() {
     assert!(!status("HTTP 307 Temporary Redirect: "));
     assert!(!status("could not parse JSON response as X: e: HTTP 404"));
 }
+
+/// An event nested past the depth bound is refused as a stdio line is, before rmcp reads it:
+/// an answer becomes the sidecar's error for its id (101 levels, which rmcp's parse would
+/// take, and a million); the bound itself passes.
+#[tokio::test]
+async fn sse_data_nested_too_deep_is_refused() {
+    use crate::mcp::scan::MAX_DEPTH;
+    let link = link();
+    let answer = |levels: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":4,"result":{{"a":{}1{}}}}}"#,
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        )
+    };
+    assert!(matches!(link.inbound(&answer(MAX_DEPTH)), Inbound::Keep));
+    for levels in [MAX_DEPTH + 1, 1_000_000] {
+        let Inbound::Replace(text) = link.inbound(&answer(levels)) else {
+            panic!("{levels}")
+        };
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["id"], 4);
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("its result nests deeper than 100 levels"),
+            "{message}"
+        );
+        assert!(v["error"]["data"][crate::mcp::transport::REFUSED].is_string());
+    }
+}
