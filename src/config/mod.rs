@@ -5,6 +5,7 @@
 
 pub mod elicitation;
 mod file;
+mod question;
 pub mod sampling;
 mod server;
 mod settings;
