@@ -259,10 +259,15 @@ impl<T: Shown> Shown for Vec<T> {
     }
 }
 
+/// A prompt's server and title.
+fn heading(server: &mut Option<String>, title: &mut String) {
+    fix_opt(server, line, MAX_NAME);
+    fix(title, line, MAX_MESSAGE);
+}
+
 impl Shown for InputBoxParams {
     fn shown(mut self) -> Self {
-        fix_opt(&mut self.server, line, MAX_NAME);
-        fix(&mut self.title, line, MAX_MESSAGE);
+        heading(&mut self.server, &mut self.title);
         fix_opt(&mut self.prompt, block, MAX_MESSAGE);
         fix_opt(&mut self.placeholder, line, MAX_TEXT);
         fix_opt(&mut self.validation_message, line, MAX_TEXT);
@@ -272,8 +277,7 @@ impl Shown for InputBoxParams {
 
 impl Shown for QuickPickParams {
     fn shown(mut self) -> Self {
-        fix_opt(&mut self.server, line, MAX_NAME);
-        fix(&mut self.title, line, MAX_MESSAGE);
+        heading(&mut self.server, &mut self.title);
         fix_opt(&mut self.placeholder, line, MAX_TEXT);
         for item in &mut self.items {
             fix(&mut item.label, line, MAX_LINE);
@@ -286,8 +290,7 @@ impl Shown for QuickPickParams {
 
 impl Shown for EditDraftParams {
     fn shown(mut self) -> Self {
-        fix_opt(&mut self.server, line, MAX_NAME);
-        fix(&mut self.title, line, MAX_MESSAGE);
+        heading(&mut self.server, &mut self.title);
         for problem in &mut self.problems {
             fix(&mut problem.message, line, MAX_TEXT);
         }
