@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::{self, Context, Layer, Source};
 use crate::contract::ServerState;
-use crate::mcp::{Event, EventReceiver, Manager, ToolArguments};
+use crate::mcp::{Caller, Event, EventReceiver, Manager, ToolArguments};
 
 /// The name the server gets in the configuration (and in log lines).
 const SERVER: &str = "conformance";
@@ -312,9 +312,16 @@ async fn list_tools(manager: &Manager) -> Result<Vec<crate::contract::ToolSummar
 
 async fn call(manager: &Manager, tool: &str, arguments: Map<String, Value>) -> Result<(), String> {
     let result = manager
-        .call_tool(SERVER, tool, Some(ToolArguments::Object(arguments)), None)
+        .call_tool(
+            SERVER,
+            tool,
+            Some(ToolArguments::Object(arguments)),
+            Caller::default(),
+        )
         .await
-        .map_err(|e| format!("tools/call {tool}: {e}"))?;
+        .map_err(|e| format!("tools/call {tool}: {e}"))?
+        .into_value()
+        .unwrap_or_default();
     tracing::info!(tool, %result, "tool result");
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(format!(

@@ -449,7 +449,7 @@ impl State {
         };
         if !tunnel {
             let service = self.service(&scope);
-            return pass::body(service.handle(request).await);
+            return pass::body(service.handle(request).await, self.shared.passing.clone());
         }
         let upgrade = request
             .headers()

@@ -33,7 +33,7 @@ use super::names;
 use super::pass::{self, Kind, Tunnel};
 use super::routes::Routes;
 use crate::contract::CallError;
-use crate::mcp::{Manager, Observed, ProgressFn, ToolArguments, relay, requester};
+use crate::mcp::{Caller, Manager, Observed, ToolArguments};
 
 /// Which tools an endpoint offers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -53,6 +53,8 @@ pub struct Shared {
     /// 2026-07-28 `subscriptions/listen` streams: (id, scope, sink).
     listeners: Mutex<Vec<(u64, Scope, SubscriptionSink)>>,
     next: AtomicU64,
+    /// Results on their way to agents as the bytes the servers sent.
+    pub passing: Arc<pass::Passing>,
 }
 
 /// One agent session's own state.
@@ -109,6 +111,7 @@ impl Shared {
             sessions: Mutex::default(),
             listeners: Mutex::default(),
             next: AtomicU64::new(1),
+            passing: Arc::default(),
         });
         tokio::spawn(follow(Arc::downgrade(&shared), observed));
         shared
@@ -445,7 +448,7 @@ impl GatewayServer {
     async fn as_agent<T, F>(
         &self,
         context: &RequestContext<RoleServer>,
-        operation: impl FnOnce(Option<ProgressFn>) -> F,
+        operation: impl FnOnce(Caller) -> F,
     ) -> Result<T, CallError>
     where
         F: Future<Output = Result<T, CallError>>,
@@ -459,7 +462,11 @@ impl GatewayServer {
         let open = Arc::new(tokio::sync::watch::Sender::new(0));
         let progress = agent::progress(context, &open);
         let agent = agent::of(context, self.session.id, questions, open);
-        let call = requester::as_agent(agent, operation(progress));
+        let call = operation(Caller {
+            agent: Some(agent),
+            progress,
+            sink: None,
+        });
         // Dropping the call on the agent's `notifications/cancelled` cancels it downstream.
         tokio::select! {
             outcome = call => outcome,
@@ -474,8 +481,9 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    let passing = shared.passing.clone();
     let session = GatewayServer::new(shared, scope);
-    match session.serve((read, Tunnel::new(write))).await {
+    match session.serve((read, Tunnel::new(write, passing))).await {
         Ok(running) => {
             let _ = running.waiting().await;
         }
@@ -605,18 +613,22 @@ impl ServerHandler for GatewayServer {
         };
         let manager = &self.shared.manager;
         let outcome = self
-            .as_agent(&context, |progress| {
-                relay::keeping(manager.call_tool(
+            .as_agent(&context, |caller| {
+                manager.call_tool(
                     &server,
                     &tool,
                     request.arguments.map(ToolArguments::Object),
-                    progress,
-                ))
+                    caller,
+                )
             })
             .await;
+        let passing = &self.shared.passing;
         match outcome {
-            Ok(result) => read_back(&server, pass::through(result, Kind::Tool, &context)?)
-                .map(CallToolResponse::Complete),
+            Ok(reply) => read_back(
+                &server,
+                pass::through(reply, Kind::Tool, &context, passing)?,
+            )
+            .map(CallToolResponse::Complete),
             Err(e) => to_agent(e),
         }
     }
@@ -644,12 +656,12 @@ impl ServerHandler for GatewayServer {
         };
         let manager = &self.shared.manager;
         let result = self
-            .as_agent(&context, |_| {
-                relay::keeping(manager.get_prompt(&server, &prompt, request.arguments))
+            .as_agent(&context, |caller| {
+                manager.get_prompt(&server, &prompt, request.arguments, caller)
             })
             .await
             .map_err(to_error)?;
-        let result = pass::through(result, Kind::Prompt, &context)?;
+        let result = pass::through(result, Kind::Prompt, &context, &self.shared.passing)?;
         read_back::<GetPromptResult>(&server, result).map(GetPromptResponse::Complete)
     }
 
@@ -682,12 +694,12 @@ impl ServerHandler for GatewayServer {
             .await?;
         let manager = &self.shared.manager;
         let result = self
-            .as_agent(&context, |_| {
-                relay::keeping(manager.read_resource(&server, &request.uri))
+            .as_agent(&context, |caller| {
+                manager.read_resource(&server, &request.uri, caller)
             })
             .await
             .map_err(to_error)?;
-        let result = pass::through(result, Kind::Resource, &context)?;
+        let result = pass::through(result, Kind::Resource, &context, &self.shared.passing)?;
         read_back::<ReadResourceResult>(&server, result).map(ReadResourceResponse::Complete)
     }
 
@@ -727,12 +739,13 @@ impl ServerHandler for GatewayServer {
                 ));
             }
         };
-        let result = self
+        let mut result = self
             .shared
             .manager
             .complete(&server, params)
             .await
             .map_err(to_error)?;
+        pass::clean(&mut result);
         read_back(&server, result)
     }
 

@@ -234,13 +234,14 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
-        self.command(params.into()).await
+        let reply = self.command(params.into()).await?;
+        Ok(reply.into_value())
     }
 }
 
 impl Backend {
     /// `workspace/executeCommand`, from tower-lsp-server's params or the serve loop's lane.
-    pub async fn command(&self, command: commands::Command) -> Result<Option<LspAny>> {
+    pub async fn command(&self, command: commands::Command) -> Result<crate::mcp::Reply> {
         /// The method a panic names, formatted only then (not for every command).
         struct Method(&'static str);
         impl std::fmt::Display for Method {
@@ -252,7 +253,9 @@ impl Backend {
         request(Method(name.unwrap_or(&"(an unknown command)")), async {
             guard::inject(|| format!("command:{}", command.name));
             if command.name == contract::CMD_GATEWAY_INFO {
-                return self.gateway_info();
+                return self
+                    .gateway_info()
+                    .map(|info| crate::mcp::Reply::Json(info.unwrap_or_default()));
             }
             let cx = commands::Context {
                 client: &self.client,

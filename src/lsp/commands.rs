@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
 use tower_lsp_server::Client;
-use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, LspAny, ProgressToken};
+use tower_lsp_server::gen_lsp_types::{ExecuteCommandParams, ProgressToken};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 
 use super::editor::Editor;
@@ -19,8 +19,7 @@ use crate::contract::{
     QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
-use crate::mcp::relay::relaying;
-use crate::mcp::{Manager, ProgressUpdate, ToolArguments};
+use crate::mcp::{Caller, Manager, ProgressUpdate, Reply, ReplySink, ToolArguments};
 
 /// What a command works with: the backend's handles, lent for one command.
 pub struct Context<'a> {
@@ -36,8 +35,13 @@ pub struct Context<'a> {
 /// the largest (forms asked step by step, sign-in) made this future some tens of KiB, and every
 /// command paid for copying it whole into its box, the quickest included (a `tools/call` future
 /// is about 10 KiB at opt-level 3, most of it rmcp's request).
-pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny>> {
-    let Command { name, arg, token } = command;
+pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Reply> {
+    let Command {
+        name,
+        arg,
+        token,
+        sink,
+    } = command;
     let result = match name.as_str() {
         contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers().shown()),
         contract::CMD_LIST_TOOLS => {
@@ -53,7 +57,7 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
         contract::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            Box::pin(call_tool(cx, args, token)).await?
+            return Box::pin(call_tool(cx, args, token, sink)).await;
         }
         contract::CMD_RESTART_SERVER => {
             let args: RestartServerArgs = parse_arg(arg)?;
@@ -105,8 +109,10 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
         contract::CMD_READ_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            let read = Box::pin(relaying(cx.manager.read_resource(&args.server, &args.uri))).await;
-            read.map_err(to_lsp)?
+            let read = cx
+                .manager
+                .read_resource(&args.server, &args.uri, Caller::default());
+            return Box::pin(read).await.map_err(to_lsp);
         }
         contract::CMD_SUBSCRIBE_RESOURCE | contract::CMD_UNSUBSCRIBE_RESOURCE => {
             let args: ResourceArgs = parse_arg(arg)?;
@@ -119,7 +125,7 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
         contract::CMD_GET_PROMPT => {
             let args: GetPromptArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            Box::pin(get_prompt(cx, args)).await?
+            return Box::pin(get_prompt(cx, args)).await;
         }
         contract::CMD_COMPLETE => {
             let args: CompleteArgs = parse_arg(arg)?;
@@ -138,7 +144,7 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Option<LspAny
             )));
         }
     };
-    Ok(Some(result))
+    Ok(Reply::Json(result))
 }
 
 fn to_value<T: serde::Serialize>(value: T) -> Value {
@@ -146,11 +152,13 @@ fn to_value<T: serde::Serialize>(value: T) -> Value {
 }
 
 /// A `workspace/executeCommand` as the commands read it: its name, its first argument (the
-/// only one they take) and the editor's progress token.
+/// only one they take), the editor's progress token, and where a result may be written as soon
+/// as it is read (`callTool` without progress: see [`ReplySink`]).
 pub struct Command {
     pub name: String,
     pub arg: Arg,
     pub token: Option<ProgressToken>,
+    pub sink: Option<ReplySink>,
 }
 
 /// A command's argument: parsed already (tower-lsp-server's params), or the JSON as the serve
@@ -169,6 +177,7 @@ impl From<ExecuteCommandParams> for Command {
             name: params.command,
             arg: arg.map_or(Arg::None, Arg::Value),
             token: params.work_done_progress_params.work_done_token,
+            sink: None,
         }
     }
 }
@@ -206,7 +215,8 @@ async fn call_tool(
     cx: &Context<'_>,
     args: CallToolArgs,
     token: Option<ProgressToken>,
-) -> Result<Value> {
+    sink: Option<ReplySink>,
+) -> Result<Reply> {
     let (progress, reporter) = match token {
         Some(token) => {
             let title = format!("{}: {}", args.server, args.tool);
@@ -223,10 +233,15 @@ async fn call_tool(
         Some(text) => ToolArguments::Text(text),
         None => ToolArguments::Object(ask_arguments(cx, &args.server, &args.tool).await?),
     };
+    let caller = Caller {
+        agent: None,
+        progress,
+        sink,
+    };
     let result = cx
         .manager
-        .call_tool(&args.server, &args.tool, Some(arguments), progress);
-    let result = relaying(result).await;
+        .call_tool(&args.server, &args.tool, Some(arguments), caller)
+        .await;
     if let Some(reporter) = reporter {
         // The sender is dropped with the call; the reporter ends its progress and exits.
         let _ = reporter.await;
@@ -265,7 +280,7 @@ fn not_asked(why: NoArguments, what: &str, so: &str) -> Error {
 
 /// `getPrompt`: the arguments it lacks are asked first (see [`arguments::ask_prompt`]), with
 /// the server's completions as suggestions.
-async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Value> {
+async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Reply> {
     let GetPromptArgs {
         server,
         name,
@@ -304,8 +319,10 @@ async fn get_prompt(cx: &Context<'_>, args: GetPromptArgs) -> Result<Value> {
     )
     .await
     .map_err(|why| not_asked(why, &format!("prompt {name}"), "the prompt was not fetched"))?;
-    let got = relaying(cx.manager.get_prompt(&server, &name, Some(asked))).await;
-    got.map_err(to_lsp)
+    let got = cx
+        .manager
+        .get_prompt(&server, &name, Some(asked), Caller::default());
+    got.await.map_err(to_lsp)
 }
 
 /// A prompt argument's suggestions: the server's `completion/complete` for an empty value, in
@@ -492,9 +509,9 @@ mod tests {
     }
 
     /// Every call moves the commands' future into its box: it holds no command's work inline
-    /// (a `tools/call` was about 10 KiB, which each command paid for copying), `relaying`
-    /// holds the call once, and the call itself holds only its common path (under 2 KiB), as
-    /// do the commands' own futures around it and the listings (their fetch is boxed).
+    /// (a `tools/call` was about 10 KiB, which each command paid for copying), and the call
+    /// itself holds only its common path, as do the commands' own futures around it and the
+    /// listings (their fetch is boxed).
     #[test]
     fn the_commands_future_holds_no_command_inline() {
         let mut client = None;
@@ -517,7 +534,7 @@ mod tests {
             serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
         let size = std::mem::size_of_val(&super::execute(&cx, params.into()));
         assert!(size < 1024, "{size} bytes");
-        let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, None));
+        let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, Caller::default()));
         // The call's own future holds only the common path: a legacy stdio call past rmcp's
         // peer (`mcp/direct.rs`); rmcp's request, URL steps and input rounds are boxed.
         assert!(call < 4096, "the call's future is {call} bytes");
@@ -527,12 +544,12 @@ mod tests {
         // and every listing and `getPrompt` 11 KiB, copied into their boxes on every call.
         let args: super::CallToolArgs =
             serde_json::from_value(serde_json::json!({"server": "a", "tool": "b"})).unwrap();
-        let tool = std::mem::size_of_val(&super::call_tool(&cx, args, None));
+        let tool = std::mem::size_of_val(&super::call_tool(&cx, args, None, None));
         assert!(tool < call + 1024, "callTool's future is {tool} bytes");
         let args: super::GetPromptArgs =
             serde_json::from_value(serde_json::json!({"server": "a", "name": "b"})).unwrap();
         let prompt = std::mem::size_of_val(&super::get_prompt(&cx, args));
-        let get = std::mem::size_of_val(&manager.get_prompt("a", "b", None));
+        let get = std::mem::size_of_val(&manager.get_prompt("a", "b", None, Caller::default()));
         assert!(prompt < get + 1024, "getPrompt's future is {prompt} bytes");
         let lists = [
             std::mem::size_of_val(&manager.list_tools(None)),
@@ -543,12 +560,6 @@ mod tests {
         assert!(
             lists.iter().all(|&l| l < 1024),
             "the listings' futures: {lists:?}"
-        );
-        let relayed = crate::mcp::relay::relaying(manager.call_tool("a", "b", None, None));
-        let relayed = std::mem::size_of_val(&relayed);
-        assert!(
-            relayed < call + 64,
-            "{relayed} bytes around a call of {call}"
         );
     }
 }

@@ -9,7 +9,6 @@ mod methods;
 mod notify;
 mod reconfigure;
 mod serve;
-mod splice;
 
 pub use backend::Backend;
 
@@ -28,9 +27,7 @@ where
     let backend = service.inner();
     let manager = backend.manager();
     let stop_gateway = backend.gateway_stopper();
-    // Big results relayed as sent are spliced into their replies on the way out.
-    let output = splice::SpliceWriter::new(Box::pin(output));
-    serve::run(input, output, service, socket).await;
+    serve::run(input, Box::pin(output), service, socket).await;
     stop_gateway();
     manager.shutdown().await;
 }

@@ -18,12 +18,13 @@ use rmcp::service::{
 use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
-use super::direct::{self, Direct};
+use super::direct::Direct;
 use super::handler::{Handler, ToolCache, progress_key};
 use super::host::{Host, HumanClock, ProgressFn};
 use super::http;
 use super::listing;
 use super::process::{self, Diagnostics, ServerProcess};
+use super::reply::{Caller, Reply, ReplySink};
 use super::transport::StdioTransport;
 use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
 use crate::contract::CallError;
@@ -53,8 +54,10 @@ pub struct Connection {
     timeout: Duration,
     /// A 2026-07-28 server's `subscriptions/listen` stream (`listen.rs`).
     listener: Option<super::listen::Listener>,
-    /// A legacy stdio session's calls made past rmcp's peer (`direct.rs`).
-    direct: Option<Arc<Direct>>,
+    /// A stdio session's calls made past rmcp's peer (`direct.rs`), with the `_meta` each of
+    /// them carries (a 2026-07-28 session's per-request protocol version, client and
+    /// capabilities, which rmcp's peer would add).
+    direct: Option<(Arc<Direct>, RequestMetaObject)>,
 }
 
 /// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
@@ -119,7 +122,7 @@ pub async fn connect(
 }
 
 /// The handshake, the same over every transport; `process` is the stdio server's, if any, and
-/// `direct` its transport's calls past rmcp (used on a legacy session only: see `direct.rs`).
+/// `direct` its transport's calls past rmcp (see `direct.rs`).
 async fn handshake<T, E, A>(
     spec: &ServerSpec,
     host: Arc<Host>,
@@ -189,6 +192,17 @@ where
     let capabilities = info
         .as_ref()
         .and_then(|i| serde_json::to_value(&i.capabilities).ok());
+    let direct = direct.map(|direct| {
+        let mut meta = RequestMetaObject::new();
+        if let Some(info) = info.as_ref().filter(|_| modern) {
+            let client = rmcp::ClientHandler::get_info(handler.as_ref());
+            meta.set_protocol_version(info.protocol_version.clone());
+            meta.set_client_info(client.client_info);
+            meta.set_client_capabilities(client.capabilities);
+            meta.set_log_level(SERVER_LOG_LEVEL);
+        }
+        (direct, meta)
+    });
     let listener = modern
         .then(|| {
             let (name, peer) = (spec.name.as_str().into(), service.peer().clone());
@@ -213,7 +227,7 @@ where
         tools,
         diag,
         timeout: spec.timeout,
-        direct: direct.filter(|_| !modern),
+        direct,
     });
     Ok(Started {
         connection,
@@ -449,8 +463,8 @@ impl Connection {
         &self,
         name: &str,
         arguments: Option<ToolArguments>,
-        progress: Option<ProgressFn>,
-    ) -> Result<Value, CallError> {
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
         // 2026-07-28 over HTTP mirrors `x-mcp-header` arguments into `Mcp-Param-*` headers from
         // the listed input schemas (and drops tools whose declarations are invalid): a call made
         // before any `tools/list` would go without them.
@@ -467,7 +481,7 @@ impl Connection {
                 "the arguments for {name} cannot be read as an object: {e}"
             ))
         })?;
-        self.exchange(call, progress).await
+        self.exchange(call, caller).await
     }
 
     /// Runs `prompts/get` to completion (see [`Connection::exchange`]).
@@ -475,15 +489,16 @@ impl Connection {
         &self,
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
-    ) -> Result<Value, CallError> {
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = arguments;
-        self.exchange(params, None).await
+        self.exchange(params, caller).await
     }
 
     /// Runs `resources/read` to completion (see [`Connection::exchange`]).
-    pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
-        self.exchange(ReadResourceRequestParams::new(uri), None)
+    pub async fn read_resource(&self, uri: &str, caller: Caller) -> Result<Reply, CallError> {
+        self.exchange(ReadResourceRequestParams::new(uri), caller)
             .await
     }
 
@@ -496,23 +511,28 @@ impl Connection {
     async fn exchange<P: Exchange>(
         &self,
         mut params: P,
-        progress: Option<ProgressFn>,
-    ) -> Result<Value, CallError> {
-        if self.modern {
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
+        let Caller {
+            agent,
+            progress,
+            mut sink,
+        } = caller;
+        if self.modern && self.direct.is_none() {
             // 2026-07-28 servers log only for requests that ask (there is no
             // `logging/setLevel`); legacy servers log at their own level.
-            let mut meta = rmcp::model::RequestMetaObject::new();
+            let mut meta = RequestMetaObject::new();
             meta.set_log_level(SERVER_LOG_LEVEL);
             params.set_meta(meta);
         }
-        let asker = super::requester::Asker::of(super::requester::current());
+        let asker = super::requester::Asker::of(agent);
         let _open = self.handler.calls.enter(asker.agent.clone());
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
             let answered = match &self.direct {
-                Some(direct) => {
-                    self.send_direct(direct, &mut params, progress.clone())
-                        .await
+                Some((direct, meta)) => {
+                    let request = Direct::request(direct, meta, progress.clone(), sink.take());
+                    self.send_direct(request, &mut params).await
                 }
                 // Boxed, as the rarer paths below: the call's future, copied into a box for every
                 // call, holds only what the common one needs (see `the_commands_future_holds_no_command_inline`).
@@ -540,16 +560,13 @@ impl Connection {
                 }
                 // Lines are refused past the depth bound as they are read; a JSON body over
                 // HTTP reaches rmcp unseen (its parse stops only past 128).
-                Ok(Answered::Final(result))
+                Ok(Answered::Final(Reply::Json(result)))
                     if super::scan::value_nests_deeper(&result, super::scan::MAX_DEPTH) =>
                 {
                     tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", super::scan::MAX_DEPTH);
                     return Err(self.protocol(super::scan::refusal("result")));
                 }
-                // A big answer relayed as sent comes as a stand-in (see `relay`).
-                Ok(Answered::Final(result)) => {
-                    return super::relay::finish(result).map_err(|e| self.protocol(e));
-                }
+                Ok(Answered::Final(reply)) => return Ok(reply),
                 Ok(Answered::Required(required)) => required,
                 Err(e) => return Err(e),
             };
@@ -587,7 +604,7 @@ impl Connection {
             ServerResult::InputRequiredResult(required) => Ok(Answered::Required(required)),
             other => match P::finished(other) {
                 Some(result) => result
-                    .map(Answered::Final)
+                    .map(|value| Answered::Final(Reply::Json(value)))
                     .map_err(|e| self.protocol(e.to_string())),
                 None => {
                     Err(self.protocol(format!("answered {} with an unexpected result", P::METHOD)))
@@ -596,14 +613,19 @@ impl Connection {
         }
     }
 
-    /// [`Connection::send`] past rmcp's peer, on a legacy stdio session (see `direct.rs`): the
-    /// same progress, timeout and cancellation, and the answer judged as rmcp's types judge it.
+    /// [`Connection::send`] past rmcp's peer, on a stdio session (see `direct.rs`): the same
+    /// progress, timeout and cancellation, and the answer read as rmcp's types read it.
     async fn send_direct<P: Exchange>(
         &self,
-        direct: &Arc<Direct>,
+        request: DirectRequest<'_>,
         params: &mut P,
-        progress: Option<ProgressFn>,
     ) -> Result<Answered, CallError> {
+        let DirectRequest {
+            direct,
+            meta,
+            progress,
+            sink,
+        } = request;
         let id = direct.next_id();
         let mut guard = CancelGuard {
             via: Via::Direct(direct.clone()),
@@ -611,20 +633,20 @@ impl Connection {
             host: self.handler.host.clone(),
             progress_key: None,
         };
+        let mut meta = meta.clone();
         if let Some(sink) = progress {
             let token = rmcp::model::ProgressToken(id.clone());
-            params.set_meta(RequestMetaObject::with_progress_token(token.clone()));
+            meta.set_progress_token(token.clone());
             let key = progress_key(&token);
             self.handler.host.register_progress(key.clone(), sink);
             guard.progress_key = Some(key);
         }
+        if !meta.0.is_empty() {
+            params.set_meta(meta);
+        }
         let closed = || self.service_error(ServiceError::TransportClosed);
-        // Only where the judging below would hand the result on as it came.
-        let early = super::relay::relaying_now()
-            .then(direct::take_early)
-            .flatten();
         let answer = direct
-            .send(&id, P::METHOD, params, early)
+            .send(&id, P::METHOD, params, sink)
             .ok_or_else(closed)?;
         guard.id = Some(id);
         let outcome =
@@ -633,23 +655,45 @@ impl Connection {
                 .ok_or_else(|| self.timeout_error())?;
         guard.id = None;
         let delivered = outcome.map_err(|_| closed())?;
-        if delivered.early {
-            // The caller has the result already (`direct::answering_early`), as judged there.
-            return Ok(Answered::Final(Value::Null));
+        if delivered.sent {
+            return Ok(Answered::Final(Reply::Sent));
         }
         match delivered.answer {
-            Ok(result) => match direct::judge::<P::Result>(&result) {
-                direct::Judged::Final(result) => Ok(Answered::Final(result)),
-                direct::Judged::InputRequired => {
-                    Err(self
-                        .protocol("sent input_required on a legacy (initialize) session".into()))
-                }
-                direct::Judged::Unexpected => {
-                    Err(self.protocol(format!("answered {} with an unexpected result", P::METHOD)))
-                }
-            },
+            Ok(result) => self.judge::<P::Result>(result, P::METHOD),
             Err(error) => Err(self.service_error(ServiceError::McpError(error))),
         }
+    }
+
+    /// A result as the server sent it, read as rmcp's types read it, building as little as it
+    /// can: a plain one ([`reply::plain`]) is handed on as its bytes; an `input_required` round
+    /// (a 2026-07-28 session's; its forms and sampling params kept raw, see `raw.rs`) is read
+    /// into rmcp's type; anything else is read through rmcp's result type `R` and written back.
+    fn judge<R: serde::de::DeserializeOwned + serde::Serialize>(
+        &self,
+        result: bytes::Bytes,
+        method: &str,
+    ) -> Result<Answered, CallError> {
+        if super::reply::plain(&result) {
+            return Ok(Answered::Final(Reply::Raw(result)));
+        }
+        let unexpected = || self.protocol(format!("answered {method} with an unexpected result"));
+        let value = serde_json::from_slice::<Value>(&result).map_err(|_| unexpected())?;
+        if value.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            let mut message = serde_json::json!({ "result": value });
+            super::raw::stash_schemas(&mut message);
+            return serde_json::from_value(message["result"].take())
+                .map(Answered::Required)
+                .map_err(|e| {
+                    self.protocol(format!(
+                        "sent an input_required result that cannot be read: {e}"
+                    ))
+                });
+        }
+        serde_json::from_value::<R>(value)
+            .ok()
+            .and_then(|typed| serde_json::to_value(typed).ok())
+            .map(|value| Answered::Final(Reply::Json(value)))
+            .ok_or_else(unexpected)
     }
 
     /// One request: progress routed to `progress`, a timeout on the server's own time, and
@@ -788,10 +832,35 @@ impl Drop for CancelGuard {
     }
 }
 
-/// A request's answer: final, as JSON, or a 2026-07-28 `input_required` round.
+/// A request's answer: final, or a 2026-07-28 `input_required` round.
 enum Answered {
-    Final(Value),
+    Final(Reply),
     Required(rmcp::model::InputRequiredResult),
+}
+
+/// One request past rmcp: where it goes, the `_meta` it carries, and what its caller wants on
+/// the way.
+struct DirectRequest<'a> {
+    direct: &'a Arc<Direct>,
+    meta: &'a RequestMetaObject,
+    progress: Option<ProgressFn>,
+    sink: Option<ReplySink>,
+}
+
+impl Direct {
+    fn request<'a>(
+        self: &'a Arc<Self>,
+        meta: &'a RequestMetaObject,
+        progress: Option<ProgressFn>,
+        sink: Option<ReplySink>,
+    ) -> DirectRequest<'a> {
+        DirectRequest {
+            direct: self,
+            meta,
+            progress,
+            sink,
+        }
+    }
 }
 
 /// Awaits `fut` for at most `timeout` of the server's own time: time a person spends answering
@@ -857,10 +926,6 @@ macro_rules! exchange {
             fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>> {
                 match result {
                     ServerResult::$result(result) => Some(serde_json::to_value(result)),
-                    // A final answer passed through as sent (`transport::pass_through`).
-                    ServerResult::CustomResult(result) => {
-                        super::relay::unwrap_passed(result.0).map(Ok)
-                    }
                     _ => None,
                 }
             }

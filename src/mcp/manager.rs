@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::connection::Connection;
-use super::host::{Event, EventReceiver, Host, LogLevel, ProgressFn};
+use super::host::{Event, EventReceiver, Host, LogLevel};
+use super::reply::{Caller, Reply};
 use super::supervisor::{Limits, Slot};
 use crate::config::{OAuthSpec, Resolved, Settings, TransportSpec};
 use crate::contract::CallError;
@@ -526,19 +527,27 @@ impl Manager {
         .await
     }
 
-    /// Reads a resource to completion and returns the MCP `ReadResourceResult` as JSON.
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, CallError> {
-        self.running(server)?.read_resource(uri).await
+    /// Reads a resource to completion: the MCP `ReadResourceResult`.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
+        self.running(server)?.read_resource(uri, caller).await
     }
 
-    /// Gets a prompt to completion and returns the MCP `GetPromptResult` as JSON.
+    /// Gets a prompt to completion: the MCP `GetPromptResult`.
     pub async fn get_prompt(
         &self,
         server: &str,
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
-    ) -> Result<Value, CallError> {
-        self.running(server)?.get_prompt(name, arguments).await
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
+        self.running(server)?
+            .get_prompt(name, arguments, caller)
+            .await
     }
 
     pub async fn subscribe(&self, server: &str, uri: &str, on: bool) -> Result<(), CallError> {
@@ -573,10 +582,10 @@ impl Manager {
         server: &str,
         tool: &str,
         arguments: Option<super::ToolArguments>,
-        progress: Option<ProgressFn>,
-    ) -> Result<Value, CallError> {
+        caller: Caller,
+    ) -> Result<Reply, CallError> {
         let connection = self.running(server)?;
-        connection.call_tool(tool, arguments, progress).await
+        connection.call_tool(tool, arguments, caller).await
     }
 
     /// Restarts a server now (also one that gave up after too many crashes).

@@ -15,17 +15,20 @@ mod listing;
 mod manager;
 mod process;
 mod raw;
-pub mod relay;
+mod reply;
 pub mod requester;
 pub mod scan;
 mod stdio;
 mod supervisor;
 mod transport;
+mod write;
 
 pub use connection::ToolArguments;
-pub use direct::{Early, answering_early};
 pub use host::{Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 pub use manager::{Manager, TrustRequest};
+#[cfg(test)]
+pub use reply::write_in_chunks;
+pub use reply::{Caller, Pieces, Reply, ReplySink, SINK_MAX};
 pub use transport::{Line, parse_line, split_batch};
 
 /// Client name announced to servers.

@@ -1,5 +1,5 @@
-//! Who made a call: the editor, or an agent through the gateway. A face runs a call as an
-//! agent's with [`as_agent`]; the connection records each open call with its requester, so the
+//! Who made a call: the editor, or an agent through the gateway (the [`Caller`](super::Caller)'s
+//! `agent`). The connection records each open call with its requester, so the
 //! handler can say on every prompt who is asking, hand the question to the agent itself when the
 //! agent answers questions, and tell the agent's call that a person is answering (keep-alive).
 //!
@@ -43,20 +43,6 @@ pub trait AgentAnswers: Send + Sync {
         &self,
         params: CreateMessageRequestParams,
     ) -> BoxFuture<'_, Result<CreateMessageResult, String>>;
-}
-
-tokio::task_local! {
-    static REQUESTER: Agent;
-}
-
-/// Runs `call` (an operation through the [`Manager`](super::Manager)) as `agent`'s.
-pub async fn as_agent<F: Future>(agent: Agent, call: F) -> F::Output {
-    REQUESTER.scope(agent, call).await
-}
-
-/// The agent whose call this task runs, if any.
-pub fn current() -> Option<Agent> {
-    REQUESTER.try_with(Clone::clone).ok()
 }
 
 /// Who a question is asked for, and whose calls wait while a person answers it.

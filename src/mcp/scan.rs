@@ -1,25 +1,20 @@
-//! A JSON line checked as it comes in, a read at a time (issue 18).
+//! A JSON line checked as it comes in, a read at a time.
 //!
-//! A big answer arrives in many reads while the server is still writing it. The relay used to
-//! wait for the whole line and then check it in one `serde_json` scan: about a third of what a
-//! 10 MiB answer cost on its way to the editor, all of it after the last byte came. [`Scan`]
-//! checks the syntax of each read's bytes as they come (a push-down state machine that stops
-//! anywhere, even inside a number or an escape) and notes where the answer's parts lie: the
-//! `id`, the `result` and the result's members (the [`Outline`] [`relay::stand_in`] needs). When
-//! the newline comes, only the last read is left to check.
+//! A big answer arrives in many reads while the server is still writing it. [`Scan`] checks the
+//! syntax of each read's bytes as they come (a push-down state machine that stops anywhere, even
+//! inside a number or an escape) and notes where the answer's parts lie: the `id` and the
+//! `result` (the [`Outline`]). When the newline comes, only the last read is left to check, and
+//! the waiting call gets the result as a slice of the line.
 //!
 //! It accepts only JSON (RFC 8259: no trailing commas, no comments, no control characters in
 //! strings, no leading zeros or lone signs). A line whose containers nest deeper than
 //! [`LINE_DEPTH`] is [`Scan::too_deep`]: the transport refuses it ([`nests_deeper`] is the same
-//! bound for the lines this scan does not see). It gives no
-//! outline, and the line goes the usual way (one `serde_json` scan, then rmcp's parse, with
-//! their errors), for anything unusual: an answer that is no object or lacks an `id` or a
-//! `result` object, a key at those levels with an escape, a member named twice there, and any
-//! `\uD800`–`\uDFFF` escape (serde_json's scan accepts a lone one, which a full parse refuses).
-//! UTF-8 is the codec's check, not this one's. A test holds the outline to what the
-//! `serde_json` reading finds, split at every point.
-//!
-//! [`relay::stand_in`]: super::relay::stand_in
+//! bound for the lines this scan does not see). It gives no outline, and the line goes the usual
+//! way (one `serde_json` scan, then rmcp's parse, with their errors), for anything unusual: an
+//! answer that is no object or lacks an `id` or a `result` object, a key at those levels with an
+//! escape, a member named twice there, and any `\uD800`–`\uDFFF` escape (serde_json's scan
+//! accepts a lone one, which a full parse refuses). UTF-8 is the codec's check, not this one's.
+//! A test holds the outline to what the `serde_json` reading finds, split at every point.
 
 use std::ops::Range;
 
@@ -559,5 +554,25 @@ impl Scan {
     }
 }
 
+/// Whether `json` has a `\uD800`–`\uDFFF` escape (or what might be one): serde_json's scan
+/// accepts them unpaired, where a full parse refuses a lone one; such lines go the usual way.
+pub fn has_surrogate_escape(json: &[u8]) -> bool {
+    let surrogate = |i: usize| {
+        matches!(json.get(i + 2), Some(b'd' | b'D'))
+            && matches!(
+                json.get(i + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    };
+    // Each `\u`: in a small result, each backslash found with `memchr` (a `memmem` searcher
+    // costs more to build than the result costs to scan); in a big one (whose text may escape
+    // a quote every few bytes), with `memmem`.
+    if json.len() < 4096 {
+        memchr::memchr_iter(b'\\', json).any(|i| json.get(i + 1) == Some(&b'u') && surrogate(i))
+    } else {
+        memchr::memmem::find_iter(json, b"\\u").any(surrogate)
+    }
+}
+
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,8 +7,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use rmcp::RoleClient;
-use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
+use rmcp::model::{JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::AsyncWriteExt;
@@ -23,9 +24,11 @@ use super::direct::Direct;
 use super::flood;
 use super::process::Diagnostics;
 use super::raw;
-use super::relay::{self, Outline};
-use super::scan::{self, Scan};
+use super::scan::{self, Outline, Scan};
+use super::write::{Writer, finish_line, write_line};
 
+/// Lines at least this long are checked as they come in ([`LineCodec`]).
+pub const LONG_LINE: usize = 64 * 1024;
 /// The read buffer's usual size.
 const READ_BUFFER: usize = 64 * 1024;
 /// A line longer than this leaves the read buffer big ([`StdioTransport::receive`]).
@@ -35,9 +38,6 @@ const BIG_LINE: usize = 1 << 20;
 const READ_TURN: usize = 1 << 20;
 /// How long a big read buffer is kept while the server sends nothing.
 const KEEP_BIG_BUFFER: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Ids of the pending requests whose answers may be relayed raw ([`relay`]).
-type Relayed = Arc<parking_lot::Mutex<std::collections::HashSet<RequestId>>>;
 
 pub struct StdioTransport {
     server: Arc<str>,
@@ -49,9 +49,7 @@ pub struct StdioTransport {
     queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
     /// Lines that are not JSON-RPC are logged at most [`flood::PER_SECOND`] a second.
     junk: flood::Window,
-    /// Pending `tools/call`, `resources/read` and `prompts/get` requests.
-    relayed: Relayed,
-    /// The same requests made past rmcp, answered from here.
+    /// The calls made past rmcp, answered from here.
     direct: Arc<Direct>,
 }
 
@@ -195,7 +193,6 @@ impl StdioTransport {
             diag,
             queued: VecDeque::new(),
             junk: flood::Window::default(),
-            relayed: Relayed::default(),
         }
     }
 
@@ -206,11 +203,8 @@ impl StdioTransport {
 
     /// Acts on one parsed line; a message is queued for [`Transport::receive`].
     fn handle(&mut self, line: Line) {
-        if let Line::Message(message) = &line {
-            self.settled(message);
-        }
         let line = match line {
-            Line::Message(message) => match self.direct_answer(*message) {
+            Line::Message(message) => match self.deliver_parsed(*message) {
                 Some(message) => Line::Message(Box::new(message)),
                 None => return,
             },
@@ -249,11 +243,11 @@ impl StdioTransport {
 /// Newline-delimited lines of at most `max_bytes`, found with `memchr` (tokio-util's
 /// `AnyDelimiterCodec` compares byte by byte: milliseconds on a 10 MiB answer).
 ///
-/// A line of [`relay::RELAY_MIN_BYTES`] or more is also checked as it comes in, a read at a
-/// time, while the server is still writing the rest: for UTF-8 ([`LineCodec::checked`]) and
-/// for its JSON syntax, with where an answer's parts lie ([`LineCodec::take_outline`]). The
-/// relay then needs no scan of its own after the whole line is there, and the event loop is
-/// held a read's worth at a time instead of the whole line's at the end.
+/// A line of [`LONG_LINE`] or more is also checked as it comes in, a read at a time, while the
+/// server is still writing the rest: for UTF-8 and for its JSON syntax, with where an answer's
+/// parts lie ([`LineCodec::take_outline`]). Its call then gets the result's bytes with no scan
+/// left to do after the whole line is there, and the event loop is held a read's worth at a
+/// time instead of the whole line's at the end.
 pub struct LineCodec {
     max_bytes: usize,
     /// How much of the buffer is known to hold no newline.
@@ -289,7 +283,7 @@ impl LineCodec {
         LineCodec {
             max_bytes,
             scanned: 0,
-            long: relay::RELAY_MIN_BYTES,
+            long: LONG_LINE,
             utf8: Some(0),
             checked: false,
             scan: Scan::default(),
@@ -307,11 +301,6 @@ impl LineCodec {
     /// ([`LineCodec::checked`]) and is an answer with a result object ([`Scan`]); taken once.
     pub fn take_outline(&mut self) -> Option<Outline> {
         self.outline.take()
-    }
-
-    /// Whether the line last returned was checked whole and is UTF-8 (only long lines are).
-    pub fn checked(&self) -> bool {
-        self.checked
     }
 
     /// Checks `line` (the buffer's first line, or as much of it as came) for UTF-8 from where
@@ -395,61 +384,10 @@ impl Decoder for LineCodec {
 }
 
 impl StdioTransport {
-    /// A pending relayed request is answered: forget its id.
-    fn settled(&self, message: &RxJsonRpcMessage<RoleClient>) {
-        let id = match message {
-            JsonRpcMessage::Response(r) => Some(&r.id),
-            JsonRpcMessage::Error(e) => e.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = id {
-            let mut relayed = self.relayed.lock();
-            if !relayed.is_empty() {
-                relayed.remove(id);
-            }
-        }
-    }
-
-    /// A big answer to a pending relayed request (rmcp's or one made past it), as the small
-    /// stand-in line its caller gets instead ([`relay`]).
-    fn relay(&mut self, line: &bytes::Bytes) -> Option<Vec<u8>> {
-        if line.len() < relay::RELAY_MIN_BYTES
-            || (self.relayed.lock().is_empty() && !self.direct.waiting())
-        {
-            return None;
-        }
-        let text = self.reader.codec.checked().then(|| {
-            // SAFETY: the codec checked these very bytes with `str::from_utf8` as they came
-            // (`LineCodec::check_utf8`), and `checked` is about the line it returned last.
-            unsafe { std::str::from_utf8_unchecked(line) }
-        });
-        // Outlined as it came; else (a line too unusual for that scan) read again here, unless
-        // it nests too deep (then it is refused, [`StdioTransport::take_line`]): `serde_json`'s
-        // reading of raw members has no depth limit.
-        let outline = match self.reader.codec.take_outline() {
-            Some(outline) => outline,
-            None if self.reader.codec.depth() == Depth::Within => relay::outline(line, text)?,
-            None => {
-                if self.reader.codec.depth() == Depth::Deeper
-                    || scan::nests_deeper(line, scan::LINE_DEPTH)
-                {
-                    return None;
-                }
-                relay::outline(line, text)?
-            }
-        };
-        let small = relay::stand_in_from(line, &outline, |id| {
-            serde_json::from_str::<RequestId>(id)
-                .is_ok_and(|id| self.direct.is_pending(&id) || self.relayed.lock().contains(&id))
-        })?;
-        tracing::debug!(server = %self.server, "relaying a {} byte answer as sent", line.len());
-        Some(small)
-    }
-
     /// One line (or a batch's member): an answer to a call made past rmcp goes to that call,
     /// anything else to rmcp. A line nested deeper than [`scan::LINE_DEPTH`] is refused
-    /// ([`too_deep`]); `depth` is what the codec's scan found of it already.
-    fn take_line(&mut self, line: &[u8], depth: Depth) {
+    /// ([`too_deep`]); `depth` and `outline` are what the codec's scan found of it already.
+    fn take_line(&mut self, line: &Bytes, depth: Depth, outline: Option<Outline>) {
         let deeper = match depth {
             Depth::Within => false,
             Depth::Deeper => true,
@@ -462,27 +400,23 @@ impl StdioTransport {
             }
             return self.handle(refused);
         }
-        if self.direct.waiting() && self.answer_direct(line) {
+        if self.direct.waiting() && self.deliver_raw(line, outline) {
             return;
         }
-        let parsed = if self.relayed.lock().is_empty() {
-            parse_line(line)
-        } else {
-            pass_through(line, &self.relayed).unwrap_or_else(|| parse_line(line))
-        };
-        self.handle(parsed);
+        self.handle(parse_line(line));
     }
 
     /// A line in the usual shape of an answer (`jsonrpc`, `id`, and a `result` object or an
-    /// `error`) to a call made past rmcp, handed to that call: true when it was. The result is
-    /// handed over as sent (one scan checks the line's syntax and the result's UTF-8; no tree
-    /// is built). Anything else, including an answer to such a call that is not in that shape
-    /// or has a lone surrogate escape (which a full parse refuses), is left for rmcp's parse,
-    /// whose answer [`StdioTransport::direct_answer`] hands over the same way.
-    fn answer_direct(&self, line: &[u8]) -> bool {
+    /// `error`) to a call made past rmcp, handed to that call: true when it was. The result goes
+    /// as the slice of the line the server sent (its syntax and UTF-8 checked by one scan; no
+    /// tree is built): for a long line, where the codec's scan found it as the line came in
+    /// (`outline`). Anything else, including an answer to such a call that is not in that
+    /// shape or has a lone surrogate escape (which a full parse refuses), is left for rmcp's
+    /// parse, whose answer [`StdioTransport::deliver_parsed`] hands over the same way.
+    fn deliver_raw(&self, line: &Bytes, outline: Option<Outline>) -> bool {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct Reply<'a> {
+        struct Answer<'a> {
             #[allow(dead_code)]
             jsonrpc: rmcp::model::JsonRpcVersion2_0,
             id: RequestId,
@@ -491,26 +425,33 @@ impl StdioTransport {
             #[serde(default)]
             error: Option<rmcp::model::ErrorData>,
         }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Ok(reply) = serde_json::from_slice::<Reply>(line) else {
+        if let Some(outline) = outline {
+            let Ok(id) = serde_json::from_slice::<RequestId>(&line[outline.id.clone()]) else {
+                return false;
+            };
+            return self.direct.is_pending(&id)
+                && self.direct.deliver(&id, Ok(line.slice(outline.result)));
+        }
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(answer) = serde_json::from_slice::<Answer>(text) else {
             return false;
         };
-        let answer = match (reply.result, reply.error) {
+        let result = match (answer.result, answer.error) {
             (Some(result), None)
                 if result.get().starts_with('{')
-                    && !relay::has_surrogate_escape(result.get().as_bytes()) =>
+                    && !scan::has_surrogate_escape(result.get().as_bytes()) =>
             {
-                Ok(bytes::Bytes::copy_from_slice(result.get().as_bytes()))
+                Ok(line.slice_ref(result.get().as_bytes()))
             }
             (None, Some(error)) => Err(error),
             _ => return false,
         };
-        self.direct.deliver(&reply.id, answer)
+        self.direct.deliver(&answer.id, result)
     }
 
     /// A message rmcp's parse made of a line that answers a call made past rmcp: handed to
     /// that call (`None`). Any other message is given back.
-    fn direct_answer(
+    fn deliver_parsed(
         &self,
         message: RxJsonRpcMessage<RoleClient>,
     ) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -540,72 +481,6 @@ impl StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         self.direct.close();
-    }
-}
-
-/// A small answer to a pending `tools/call`, `resources/read` or `prompts/get`, given to rmcp
-/// as the JSON it is. rmcp reads a result by trying its result types one after another on a
-/// buffered copy (its `ServerResult` is untagged), and the sidecar turned the typed result back
-/// into JSON for the editor: about a tenth of the sidecar's CPU per small call. The result is
-/// parsed once instead, and handed on as sent when it looks as its kind must look (see
-/// [`plain_result`]); anything else (an `input_required` round, an error, an unusual shape) goes
-/// the usual way, with the same errors as before.
-fn pass_through(
-    line: &[u8],
-    pending: &parking_lot::Mutex<std::collections::HashSet<RequestId>>,
-) -> Option<Line> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Answer {
-        jsonrpc: rmcp::model::JsonRpcVersion2_0,
-        id: RequestId,
-        result: serde_json::Map<String, Value>,
-    }
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let answer: Answer = serde_json::from_slice(line).ok()?;
-    if !pending.lock().contains(&answer.id) || !plain_result(&answer.result) {
-        return None;
-    }
-    let result = rmcp::model::CustomResult::new(relay::wrap_passed(Value::Object(answer.result)));
-    Some(Line::Message(Box::new(JsonRpcMessage::Response(
-        rmcp::model::JsonRpcResponse {
-            jsonrpc: answer.jsonrpc,
-            id: answer.id,
-            result: rmcp::model::ServerResult::CustomResult(result),
-        },
-    ))))
-}
-
-/// A final result whose members are as a tool result, a resource read or a prompt must have
-/// them: `content` a list of blocks with a `type`, `contents` a list with a `uri` each,
-/// `messages` a list of objects; no `resultType` other than `complete`.
-pub(super) fn plain_result(result: &serde_json::Map<String, Value>) -> bool {
-    let list_of = |key: &str, has: &dyn Fn(&serde_json::Map<String, Value>) -> bool| {
-        result.get(key).is_none_or(|v| {
-            v.as_array()
-                .is_some_and(|items| items.iter().all(|i| i.as_object().is_some_and(has)))
-        })
-    };
-    result
-        .get("resultType")
-        .is_none_or(|t| t.as_str() == Some("complete"))
-        && list_of("content", &|b| b.get("type").is_some_and(Value::is_string))
-        && list_of("contents", &|c| c.get("uri").is_some_and(Value::is_string))
-        && list_of("messages", &|_| true)
-        && result.get("_meta").is_none_or(Value::is_object)
-}
-
-/// Whether a request's answer may be relayed raw.
-fn relays(message: &TxJsonRpcMessage<RoleClient>) -> Option<&RequestId> {
-    match message {
-        JsonRpcMessage::Request(r) => matches!(
-            r.request,
-            ClientRequest::CallToolRequest(_)
-                | ClientRequest::ReadResourceRequest(_)
-                | ClientRequest::GetPromptRequest(_)
-        )
-        .then_some(&r.id),
-        _ => None,
     }
 }
 
@@ -727,69 +602,6 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
-/// The server's stdin, shared by rmcp's writes, [`Direct`](super::direct)'s and the refusals.
-pub type Writer = Arc<Mutex<Option<ChildStdin>>>;
-
-/// Writes `line` to the server's stdin in order with every other line. It is written at once
-/// when no earlier line holds or waits for the lock and the pipe takes it whole: then there is
-/// nothing more to do (`None`, and no task to spawn: most small lines). Else the rest is written
-/// by the returned future, which holds the lock until the line is written whole (so it must run
-/// to its end: a caller spawns it, as rmcp does).
-pub fn write_line(
-    writer: &Writer,
-    line: Vec<u8>,
-) -> Option<impl Future<Output = std::io::Result<()>> + Send + 'static> {
-    let written = match writer.clone().try_lock_owned() {
-        Ok(mut guard) => match guard.as_mut() {
-            Some(stdin) => match write_now(stdin, &line) {
-                Some(n) if n == line.len() => return None,
-                Some(n) => Some((n, guard)),
-                None => None,
-            },
-            None => None,
-        },
-        Err(_) => None,
-    };
-    let writer = writer.clone();
-    Some(async move {
-        let (done, mut guard) = match written {
-            Some((done, guard)) => (done, guard),
-            None => (0, writer.lock_owned().await),
-        };
-        let stdin = guard.as_mut().ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::NotConnected, "server stdin is closed")
-        })?;
-        if done < line.len() {
-            stdin.write_all(&line[done..]).await?;
-        }
-        stdin.flush().await
-    })
-}
-
-/// Runs what is left of a [`write_line`] as a task of its own (a caller that does not wait for
-/// it); `then` gets its error.
-pub fn finish_line(
-    rest: impl Future<Output = std::io::Result<()>> + Send + 'static,
-    then: impl FnOnce(std::io::Error) + Send + 'static,
-) {
-    tokio::spawn(async move {
-        if let Err(e) = rest.await {
-            then(e);
-        }
-    });
-}
-
-/// Writes what the pipe takes of `bytes` without waiting: how much (`None` on an error, left
-/// for the awaited write to report).
-fn write_now(stdin: &mut ChildStdin, bytes: &[u8]) -> Option<usize> {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match tokio::io::AsyncWrite::poll_write(std::pin::Pin::new(stdin), &mut cx, bytes) {
-        std::task::Poll::Ready(Ok(n)) => Some(n),
-        std::task::Poll::Ready(Err(_)) => None,
-        std::task::Poll::Pending => Some(0),
-    }
-}
-
 impl Transport<RoleClient> for StdioTransport {
     type Error = std::io::Error;
 
@@ -797,14 +609,6 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let Some(id) = relays(&item) {
-            let mut relayed = self.relayed.lock();
-            // Ids of requests the server never answered are forgotten in bulk, now and then.
-            if relayed.len() > 4096 {
-                relayed.clear();
-            }
-            relayed.insert(id.clone());
-        }
         // rmcp runs the returned future as a task of its own, after its loop's turn: the line is
         // written now instead when it can be ([`write_line`]), a task hop sooner on every request.
         let write = serde_json::to_vec(&item).map(|mut bytes| {
@@ -836,19 +640,16 @@ impl Transport<RoleClient> for StdioTransport {
             match next {
                 Ok(line) => {
                     let depth = self.reader.codec.depth();
-                    if let Some(stand_in) = self.relay(&line) {
-                        self.take_line(&stand_in, Depth::Within);
-                        continue;
-                    }
+                    let outline = self.reader.codec.take_outline();
                     // A deep line is no batch: serde_json's depth limit refuses it there.
                     match split_batch(&line) {
                         Some(members) => {
                             tracing::debug!(server = %self.server, "a batch of {} messages", members.len());
                             for member in members {
-                                self.take_line(&member, Depth::Unknown);
+                                self.take_line(&Bytes::from(member), Depth::Unknown, None);
                             }
                         }
-                        None => self.take_line(&line, depth),
+                        None => self.take_line(&line, depth, outline),
                     }
                 }
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {

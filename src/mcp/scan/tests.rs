@@ -17,7 +17,7 @@ fn scan(line: &[u8], cuts: &[usize]) -> Option<Outline> {
 
 /// What the `serde_json` reading finds.
 fn serde(line: &[u8]) -> Option<Outline> {
-    super::super::relay::outline(&Bytes::copy_from_slice(line), None)
+    outline(&Bytes::copy_from_slice(line), None)
 }
 
 fn text(line: &[u8], r: &Range<usize>) -> String {
@@ -300,5 +300,98 @@ proptest! {
             prop_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok());
             prop_assert_eq!(serde(&line), Some(outline), "{}", String::from_utf8_lossy(&line));
         }
+    }
+}
+
+// The `serde_json` reading the scan is held to.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    result: Members<'a>,
+}
+
+/// Where the parts of an answer lie in `line`, read in one `serde_json` scan of the whole line:
+/// its syntax, and the result's members each as raw JSON (UTF-8 checked, as a full parse does,
+/// unless `text` says it is known already), building no tree. The transport has the same
+/// outline from [`super::scan::Scan`] as the line came in, with no scan left to do.
+pub(crate) fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
+    // Only an object is a message: serde reads a struct from an array too, which took a batch
+    // `[7, {...}]` for an answer to request 7 with the second member as its result.
+    if line.iter().find(|&&b| !is_space(b)) != Some(&b'{') {
+        return None;
+    }
+    // Where the result lies is found from pointers into `line`: a `text` that is not that line
+    // finds no result there and the line goes the usual way.
+    let head: Head = match text {
+        Some(text) => serde_json::from_str(text).ok()?,
+        None => serde_json::from_slice(line).ok()?,
+    };
+    let offset = |s: &str| {
+        let at = (s.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+        (at + s.len() <= line.len()).then_some(at..at + s.len())
+    };
+    let members = head.result.0;
+    let result = object_span(line, &members)?;
+    if has_surrogate_escape(&line[result.clone()]) {
+        return None;
+    }
+    Some(Outline {
+        id: offset(head.id.get())?,
+        members: members
+            .iter()
+            .map(|(key, value)| Some((offset(key)?, offset(value.get())?)))
+            .collect::<Option<_>>()?,
+        result,
+    })
+}
+
+/// Where the object whose `members` were read from `line` lies in it: from the `{` before the
+/// first key to the `}` after the last value. Keys and values borrow from the line (a key with
+/// an escape cannot, and fails the scan), and only JSON whitespace may stand between them and
+/// the braces; `None` for an object without members, which is no big result.
+fn object_span(line: &[u8], members: &[(&str, &RawValue)]) -> Option<std::ops::Range<usize>> {
+    let offset = |s: &str| {
+        let at = (s.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+        (at + s.len() <= line.len()).then_some(at)
+    };
+    let (first, _) = members.first()?;
+    let (_, last) = members.last()?;
+    // The first key's opening quote, then back over whitespace to the brace.
+    let quote = offset(first)?.checked_sub(1)?;
+    let open = line[..quote].iter().rposition(|&b| !is_space(b))?;
+    let end = offset(last.get())? + last.get().len();
+    let close = end + line[end..].iter().position(|&b| !is_space(b))?;
+    (line[quote] == b'"' && line[open] == b'{' && line[close] == b'}').then_some(open..close + 1)
+}
+
+/// A result's top-level members in order, values unread.
+struct Members<'a>(Vec<(&'a str, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Members<'a>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry::<&'de str, &'de RawValue>()? {
+                    members.push(entry);
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
     }
 }

@@ -41,13 +41,13 @@ async fn calls_past_rmcp_are_answered_from_the_transport_and_fail_when_it_ends()
             to_rmcp.send(message).unwrap();
         }
     });
-    // Each call with an early taker (`direct::answering_early`) that keeps what it is given.
+    // Each call with a sink that keeps what it is given.
     let taken = Arc::new(parking_lot::Mutex::new(Vec::<bytes::Bytes>::new()));
     let call = |name: &str| {
         let id = direct.next_id();
         let params = CallToolRequestParams::new(name.to_string());
         let taker = taken.clone();
-        let early: direct::Early = Box::new(move |result| {
+        let early: crate::mcp::ReplySink = Box::new(move |result| {
             taker.lock().push(result.clone());
             true
         });
@@ -66,7 +66,7 @@ async fn calls_past_rmcp_are_answered_from_the_transport_and_fail_when_it_ends()
         br#"{"content":[{"type":"text","text":"ok"}]}"#,
         "the result as sent"
     );
-    assert!(delivered.early, "a plain result is taken early");
+    assert!(delivered.sent, "a plain result is taken early");
     assert_eq!(taken.lock().drain(..).collect::<Vec<_>>(), [answer]);
     let written = std::fs::read_to_string(dir.path().join("a")).unwrap();
     assert_eq!(
@@ -90,13 +90,13 @@ async fn calls_past_rmcp_are_answered_from_the_transport_and_fail_when_it_ends()
     let delivered = call("second").1.within().await.unwrap();
     let answer: Value = serde_json::from_slice(&delivered.answer.unwrap()).unwrap();
     assert_eq!(answer, serde_json::json!({"content": []}));
-    assert!(delivered.early && taken.lock().drain(..).count() == 1);
+    assert!(delivered.sent && taken.lock().drain(..).count() == 1);
     // One that cannot be read becomes an error for its call, not a lost answer, and is
     // nobody's early.
     let delivered = call("third").1.within().await.unwrap();
     let error = delivered.answer.unwrap_err();
     assert_eq!(error.code.0, -32603, "{error:?}");
-    assert!(!delivered.early && taken.lock().is_empty());
+    assert!(!delivered.sent && taken.lock().is_empty());
 
     // A call given up is forgotten and the server told.
     let (id, answer) = call("fourth");

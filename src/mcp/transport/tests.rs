@@ -1,48 +1,6 @@
 use super::*;
 use crate::mcp::raw::RAW_SCHEMA_META;
 
-#[test]
-fn a_small_final_answer_to_a_pending_call_passes_through_as_sent() {
-    let pending = parking_lot::Mutex::new(std::collections::HashSet::from([RequestId::Number(3)]));
-    let result =
-        r#"{"content":[{"type":"text","text":"hi","x-extra":1}],"isError":false,"unknown":[2]}"#;
-    let line = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
-    let Some(Line::Message(message)) = pass_through(line.as_bytes(), &pending) else {
-        panic!("not passed through")
-    };
-    let JsonRpcMessage::Response(response) = *message else {
-        panic!()
-    };
-    let rmcp::model::ServerResult::CustomResult(custom) = response.result else {
-        panic!("typed")
-    };
-    let passed = relay::unwrap_passed(custom.0).unwrap();
-    assert_eq!(
-        passed,
-        serde_json::from_str::<Value>(result).unwrap(),
-        "as sent"
-    );
-    // Not pending, another kind of message, or a shape rmcp must judge: the usual way.
-    let other = line.replace(r#""id":3"#, r#""id":4"#);
-    assert!(pass_through(other.as_bytes(), &pending).is_none());
-    for odd in [
-        r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required"}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"content":"text"}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"no type"}]}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"text":"no uri"}]}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"messages":[1]}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"_meta":7}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#,
-        r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
-    ] {
-        assert!(pass_through(odd.as_bytes(), &pending).is_none(), "{odd}");
-    }
-    // What rmcp itself hands on as JSON (a result it could not read) is never taken for one
-    // passed through.
-    assert!(relay::unwrap_passed(serde_json::json!({"content": "text"})).is_none());
-}
-
 /// The allocation a big line was read into takes the next big line (its pages are mapped
 /// already) and is given back once no big line came for a while.
 #[tokio::test(flavor = "current_thread")]
@@ -228,7 +186,7 @@ fn decode_in_reads(lines: &[Vec<u8>], cuts: &[usize]) -> Vec<Decoded> {
         while let Some(line) = codec.decode(&mut buf).unwrap() {
             got.push(Decoded {
                 line,
-                checked: codec.checked(),
+                checked: codec.checked,
                 depth: codec.depth(),
                 outline: codec.take_outline(),
                 again: codec.take_outline(),
@@ -297,7 +255,7 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got.len(), lines.len());
         for Decoded { line, outline, again, .. } in got {
             let text = std::str::from_utf8(&line).ok();
-            let expected = relay::outline(&line, text);
+            let expected = crate::mcp::scan::tests::outline(&line, text);
             proptest::prop_assert_eq!(outline, expected, "{:?}", text);
             proptest::prop_assert_eq!(again, None, "taken once");
         }

@@ -1,0 +1,490 @@
+//! The LSP face's serve loop, in place of tower-lsp-server's `Server`.
+//!
+//! tower-lsp-server's `Server` decodes each message through an untagged enum (a buffered copy of
+//! the message tried against each variant), routes it through its layers and its router (the
+//! params decoded a second time, the handler's future boxed and moved), and sends each reply
+//! through two channels and a framed writer. For `workspace/executeCommand`, which an editor sends
+//! for every tool call, that was more of the sidecar's own work per call than the relay to the
+//! server (docs/benchmarks.md, "Issue 18, fifth round").
+//!
+//! This loop frames and reads the messages itself and answers `workspace/executeCommand` straight
+//! from the [`Backend`] (the fast lane): the same handler under the same panic guard, with
+//! `$/cancelRequest` for it answered here with -32800, as tower-lsp-server answers it. Every other
+//! message goes to tower-lsp-server's service, which keeps the lifecycle (`initialize`,
+//! `shutdown`, `exit`), the other methods and the sidecar's own requests to the editor; so does
+//! `workspace/executeCommand` before `initialize` has succeeded, after `shutdown`, and whenever
+//! anything about it is unusual (an id that is not an integer or a string, an id already in use,
+//! params that do not read), so that those get tower-lsp-server's answers, as before.
+//!
+//! A `callTool` alone in flight is answered early: its reply is written from the server's read,
+//! the moment the transport has the result (the command's [`ReplySink`]), and the command's own
+//! layers finish after it, off the path the editor waits on. The reply and the loop's own
+//! answer to the request claim it once between them ([`Claim`]), so a request is answered once
+//! whatever finishes first.
+//!
+//! A result that came as the server sent it ([`Reply::Raw`]) is written into its reply as
+//! those bytes: a big one is queued as it is, not copied ([`Output`]).
+//!
+//! Everything runs in one task, as in tower-lsp-server: the handlers' futures are polled here.
+//! When the editor's input ends (or after `exit`), the fast lane's commands still running are
+//! cancelled (one may be waiting on a person who can no longer answer); the loop returns once the
+//! service's handlers have finished and what is queued is written.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use futures::future::{AbortHandle, Abortable, BoxFuture};
+use futures::stream::FuturesUnordered;
+use futures::{Sink, Stream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
+use tower_lsp_server::{ClientSocket, ExitedError, LspService};
+use tower_service::Service;
+
+use super::backend::Backend;
+use super::commands::Command;
+use super::gate::CONCURRENCY_LEVEL;
+use crate::contract;
+use crate::mcp::{Reply, ReplySink};
+
+/// Messages read from the input per turn before the loop lets other tasks run.
+const MESSAGES_PER_TURN: usize = 32;
+
+const CANCEL_REQUEST: &str = "$/cancelRequest";
+
+pub(super) type Handled = Result<Reply, Error>;
+
+mod frames;
+mod lane;
+
+use frames::{Input, Output};
+use lane::{
+    Cancel, EXECUTE_COMMAND, Head, LaneMessage, execute_command_named, integer_or_string,
+    lane_params,
+};
+
+/// Serves LSP on `input`/`output` until the input ends or `exit` arrives.
+pub(super) async fn run<I, O>(
+    input: I,
+    output: O,
+    service: LspService<Backend>,
+    socket: ClientSocket,
+) where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let backend = service.inner().clone();
+    let (requests, responses) = socket.split();
+    let mut serve = Serve {
+        input: Input::new(input),
+        reading: true,
+        shared: Arc::new(Shared {
+            output: parking_lot::Mutex::new(Output::new(output)),
+            waker: parking_lot::Mutex::new(None),
+            jobs: AtomicUsize::new(0),
+        }),
+        service,
+        backend,
+        held: None,
+        jobs: FuturesUnordered::new(),
+        lane: foldhash::HashMap::default(),
+        lane_open: false,
+        initialize: None,
+        requests: Some(requests),
+        responses,
+        answers: VecDeque::new(),
+    };
+    std::future::poll_fn(|cx| serve.poll(cx)).await;
+}
+
+/// What the loop shares with an early answer, which runs in the server's transport's task.
+struct Shared<O> {
+    output: parking_lot::Mutex<Output<O>>,
+    /// The loop's waker: a reply the editor does not take at once is written on by the loop.
+    waker: parking_lot::Mutex<Option<Waker>>,
+    /// The loop's jobs (lane and service): an early answer only when its call is the one job.
+    /// Several at once keep their replies batched in the loop's writes.
+    jobs: AtomicUsize,
+}
+
+/// Who answers a lane request that may be answered early: [`Claim::take`] is true once.
+#[derive(Default)]
+struct Claim(AtomicU8);
+
+impl Claim {
+    fn take(&self) -> bool {
+        self.0
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
+struct Serve<I, O, Q, A> {
+    input: Input<I>,
+    /// False once the input ended, failed, or `exit` was handed on.
+    reading: bool,
+    shared: Arc<Shared<O>>,
+    service: LspService<Backend>,
+    backend: Backend,
+    /// A request for the service, waiting for it to be ready (it is not while `initialize` runs).
+    held: Option<Request>,
+    jobs: FuturesUnordered<Job>,
+    /// The fast lane's requests still running, to cancel them.
+    lane: foldhash::HashMap<Id, AbortHandle>,
+    /// `initialize` has succeeded and `shutdown` has not come.
+    lane_open: bool,
+    /// The id of the `initialize` request being handled.
+    initialize: Option<Id>,
+    /// The sidecar's requests to the editor; `None` once the input ended.
+    requests: Option<Q>,
+    /// Where the editor's answers to them go.
+    responses: A,
+    answers: VecDeque<Response>,
+}
+
+impl<I, O, Q, A> Serve<I, O, Q, A>
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin + Send + 'static,
+    Q: Stream<Item = Request> + Unpin,
+    A: Sink<Response, Error = ExitedError> + Unpin,
+{
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        {
+            let mut waker = self.shared.waker.lock();
+            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *waker = Some(cx.waker().clone());
+            }
+        }
+        let done = self.poll_turn(cx);
+        self.shared.jobs.store(self.jobs.len(), Ordering::Release);
+        done
+    }
+
+    fn output(&self) -> parking_lot::MutexGuard<'_, Output<O>> {
+        self.shared.output.lock()
+    }
+
+    fn poll_turn(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut turn = 0;
+        loop {
+            let mut progress = self.output().poll_drain(cx);
+            while self.output().room() {
+                match Pin::new(&mut self.jobs).poll_next(cx) {
+                    Poll::Ready(Some(reply)) => {
+                        self.finished(reply);
+                        progress = true;
+                    }
+                    _ => break,
+                }
+            }
+            if let Some(requests) = self.requests.as_mut() {
+                while self.shared.output.lock().room() {
+                    match Pin::new(&mut *requests).poll_next(cx) {
+                        Poll::Ready(Some(request)) => {
+                            self.shared.output.lock().message(&request);
+                            progress = true;
+                        }
+                        Poll::Ready(None) => {
+                            self.requests = None;
+                            break;
+                        }
+                        Poll::Pending => break,
+                    }
+                }
+            }
+            progress |= self.poll_answers(cx);
+            progress |= self.poll_held(cx);
+            while self.reading
+                && self.held.is_none()
+                && self.output().room()
+                && self.jobs.len() < CONCURRENCY_LEVEL
+            {
+                if turn == MESSAGES_PER_TURN {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                match self.input.poll_frame(cx) {
+                    Poll::Ready(Some(Ok(body))) => {
+                        turn += 1;
+                        self.received(&body);
+                        progress = true;
+                    }
+                    Poll::Ready(Some(Err(why))) => {
+                        turn += 1;
+                        tracing::error!("failed to decode a message from the editor: {why}");
+                        self.output().reply(&Id::Null, &Err(Error::parse_error()));
+                        progress = true;
+                    }
+                    Poll::Ready(None) => {
+                        self.reading = false;
+                        progress = true;
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if !self.reading && self.held.is_none() {
+                // The editor's side is gone or it said `exit`: no more requests go to it, the
+                // commands still running are cancelled (one may wait on a person who can no
+                // longer answer), the service's handlers finish, and what is queued goes out.
+                self.requests = None;
+                for (_, handle) in self.lane.drain() {
+                    handle.abort();
+                    progress = true;
+                }
+                if self.jobs.is_empty() {
+                    let mut output = self.output();
+                    output.poll_drain(cx);
+                    return if output.is_empty() {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    };
+                }
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// One message from the editor.
+    fn received(&mut self, body: &[u8]) {
+        if body.is_empty() {
+            return;
+        }
+        let text = match std::str::from_utf8(body) {
+            Ok(text) => text,
+            Err(e) => {
+                tracing::error!("a message from the editor is not UTF-8: {e}");
+                self.output().reply(&Id::Null, &Err(Error::parse_error()));
+                return;
+            }
+        };
+        // The hot path: a `workspace/executeCommand` read in one pass. Anything about it that
+        // does not read (or any other message) goes the general way below, which decides as
+        // before.
+        if self.lane_open
+            && execute_command_named(body)
+            && let Ok(message) = serde_json::from_str::<LaneMessage>(text)
+            && message.method == EXECUTE_COMMAND
+            && message.jsonrpc == "2.0"
+            && let Some(id) = integer_or_string(message.id)
+            && !self.lane.contains_key(&id)
+        {
+            return self.fast(id, message.params.command());
+        }
+        let head: Head = match serde_json::from_str(text) {
+            Ok(head) => head,
+            Err(e) => return self.undecodable(&e),
+        };
+        match head.method.as_deref() {
+            Some(EXECUTE_COMMAND) if self.lane_open && head.jsonrpc.as_deref() == Some("2.0") => {
+                if let Some(id) = head.id.and_then(integer_or_string)
+                    && !self.lane.contains_key(&id)
+                    && let Some(params) = head.params
+                    && let Some(params) = lane_params(params.get())
+                {
+                    return self.fast(id, params);
+                }
+            }
+            Some(CANCEL_REQUEST) => {
+                let id = head.params.and_then(|p| {
+                    let cancel: Cancel = serde_json::from_str(p.get()).ok()?;
+                    integer_or_string(cancel.id)
+                });
+                if let Some(handle) = id.and_then(|id| self.lane.remove(&id)) {
+                    handle.abort();
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if head.method.is_some() {
+            match serde_json::from_str::<Request>(text) {
+                Ok(request) => self.for_service(request),
+                Err(e) => self.undecodable(&e),
+            }
+        } else {
+            match serde_json::from_str::<Response>(text) {
+                Ok(answer) => self.answers.push_back(answer),
+                Err(e) => self.undecodable(&e),
+            }
+        }
+    }
+
+    /// A message that is JSON of the wrong shape is an invalid request; anything else a parse
+    /// error (as tower-lsp-server answers them).
+    fn undecodable(&mut self, e: &serde_json::Error) {
+        tracing::error!("failed to decode a message from the editor: {e}");
+        let error = if e.is_data() {
+            Error::invalid_request()
+        } else {
+            Error::parse_error()
+        };
+        self.output().reply(&Id::Null, &Err(error));
+    }
+
+    /// `workspace/executeCommand` on the fast lane.
+    fn fast(&mut self, id: Id, mut command: Command) {
+        let backend = self.backend.clone();
+        // `callTool` answers with the server's result as it came (unless progress is to end
+        // before it): that may be written the moment it is read.
+        let claim = (command.name == contract::CMD_CALL_TOOL && command.token.is_none())
+            .then(|| Arc::new(Claim::default()));
+        if let Some(claim) = &claim {
+            command.sink = Some(self.early(&id, claim.clone()));
+        }
+        let handler: BoxFuture<'static, Handled> =
+            Box::pin(async move { backend.command(command).await });
+        let (handle, registration) = AbortHandle::new_pair();
+        self.lane.insert(id.clone(), handle);
+        self.jobs.push(Job::Lane {
+            id: Some(id),
+            claim,
+            handler: Abortable::new(handler, registration),
+        });
+    }
+
+    /// Writes request `id`'s reply with a plain result as the server sent it, from the server's
+    /// read: only when its call is the loop's one job and nothing is queued before it.
+    fn early(&self, id: &Id, claim: Arc<Claim>) -> ReplySink {
+        let shared = self.shared.clone();
+        let id = id.clone();
+        Box::new(move |result| {
+            if shared.jobs.load(Ordering::Acquire) != 1 {
+                return false;
+            }
+            let Some(waker) = shared.waker.lock().clone() else {
+                return false;
+            };
+            let mut output = shared.output.lock();
+            if !output.is_empty() || output.gone || !claim.take() {
+                return false;
+            }
+            output.reply_raw(&id, result);
+            // What the editor does not take now, the loop writes (its waker is registered).
+            output.poll_drain(&mut Context::from_waker(&waker));
+            true
+        })
+    }
+
+    fn for_service(&mut self, request: Request) {
+        match request.method() {
+            "initialize" => self.initialize = request.id().cloned(),
+            "shutdown" => self.lane_open = false,
+            _ => {}
+        }
+        self.held = Some(request);
+    }
+
+    /// Hands the held request to the service once it is ready.
+    fn poll_held(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(request) = self.held.take() else {
+            return false;
+        };
+        match self.service.poll_ready(cx) {
+            Poll::Pending => {
+                self.held = Some(request);
+                false
+            }
+            Poll::Ready(Err(_)) => {
+                // The service has exited: nothing more is read.
+                self.reading = false;
+                true
+            }
+            Poll::Ready(Ok(())) => {
+                let exit = request.method() == "exit";
+                self.jobs.push(Job::Service(self.service.call(request)));
+                self.shared.jobs.store(self.jobs.len(), Ordering::Release);
+                if exit {
+                    self.reading = false;
+                }
+                true
+            }
+        }
+    }
+
+    /// Hands the editor's answers to the service's client.
+    fn poll_answers(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progress = false;
+        while !self.answers.is_empty() {
+            match Pin::new(&mut self.responses).poll_ready(cx) {
+                Poll::Ready(Ok(())) => {
+                    let answer = self.answers.pop_front().expect("not empty");
+                    if Pin::new(&mut self.responses).start_send(answer).is_err() {
+                        self.answers.clear();
+                    }
+                    progress = true;
+                }
+                Poll::Ready(Err(_)) => {
+                    self.answers.clear();
+                    progress = true;
+                }
+                Poll::Pending => return progress,
+            }
+        }
+        let _ = Pin::new(&mut self.responses).poll_flush(cx);
+        progress
+    }
+
+    fn finished(&mut self, reply: Finished) {
+        match reply {
+            Finished::Service(None) => {}
+            Finished::Service(Some(response)) => {
+                if self.initialize.as_ref() == Some(response.id()) {
+                    self.initialize = None;
+                    self.lane_open = response.is_ok();
+                }
+                self.output().message(&response);
+            }
+            Finished::Lane(id, handled, claim) => {
+                self.lane.remove(&id);
+                if claim.is_none_or(|claim| claim.take()) {
+                    self.output().reply(&id, &handled);
+                }
+            }
+        }
+    }
+}
+
+enum Job {
+    Service(BoxFuture<'static, Result<Option<Response>, ExitedError>>),
+    Lane {
+        id: Option<Id>,
+        /// For a request that may be answered early.
+        claim: Option<Arc<Claim>>,
+        handler: Abortable<BoxFuture<'static, Handled>>,
+    },
+}
+
+enum Finished {
+    Service(Option<Response>),
+    Lane(Id, Handled, Option<Arc<Claim>>),
+}
+
+impl Future for Job {
+    type Output = Finished;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Finished> {
+        match self.get_mut() {
+            Job::Service(future) => future
+                .as_mut()
+                .poll(cx)
+                .map(|done| Finished::Service(done.ok().flatten())),
+            Job::Lane { id, claim, handler } => {
+                let handled = std::task::ready!(Pin::new(handler).poll(cx))
+                    .unwrap_or_else(|_aborted| Err(Error::request_cancelled()));
+                Poll::Ready(Finished::Lane(
+                    id.take().unwrap_or_default(),
+                    handled,
+                    claim.take(),
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! What a call to a server comes back as: the one type every layer hands on.
+//!
+//! `tools/call`, `resources/read` and `prompts/get` answer with a [`Reply`]. A result the server
+//! sent in its usual shape ([`plain`]) stays the bytes it sent ([`Reply::Raw`]): the faces write
+//! them into their own message unread (the editor's reply, an agent's response). Anything else is
+//! JSON ([`Reply::Json`]): read through rmcp's result type, as rmcp's own client reads it. A
+//! caller that passed a [`ReplySink`] may find its reply written already ([`Reply::Sent`]).
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::requester::Agent;
+use super::scan::has_surrogate_escape;
+
+/// A call's result.
+#[derive(Debug)]
+pub enum Reply {
+    /// The result as the server sent it: one JSON object, its syntax and UTF-8 checked, of the
+    /// shape [`plain`] accepts.
+    Raw(Bytes),
+    /// The result as JSON.
+    Json(Value),
+    /// Written already through the caller's [`ReplySink`].
+    Sent,
+}
+
+impl Reply {
+    /// The result as JSON, for a caller that needs the tree itself. `None` for [`Reply::Sent`].
+    pub fn into_value(self) -> Option<Value> {
+        match self {
+            Reply::Raw(bytes) => serde_json::from_slice(&bytes).ok(),
+            Reply::Json(value) => Some(value),
+            Reply::Sent => None,
+        }
+    }
+}
+
+/// Where a caller wants a small [`Reply::Raw`] written the moment the server's answer is read:
+/// true when it wrote it (the call then ends with [`Reply::Sent`]). A result that is not plain,
+/// an error, a bigger result, or a sink that declines goes the usual way.
+pub type ReplySink = Box<dyn FnOnce(&Bytes) -> bool + Send>;
+
+/// Results at most this long may go to a [`ReplySink`].
+pub const SINK_MAX: usize = 64 * 1024;
+
+/// Who makes a call, and what it wants on the way.
+#[derive(Default)]
+pub struct Caller {
+    /// The agent whose call it is (through the gateway); `None`: the editor.
+    pub agent: Option<Agent>,
+    /// Where the server's progress goes.
+    pub progress: Option<super::ProgressFn>,
+    /// Where the reply may be written as soon as it is read.
+    pub sink: Option<ReplySink>,
+}
+
+impl Caller {
+    pub fn with_progress(progress: Option<super::ProgressFn>) -> Self {
+        Caller {
+            progress,
+            ..Caller::default()
+        }
+    }
+}
+
+/// A result the sidecar hands on as the server sent it: an object whose members are as a tool
+/// result, a resource read or a prompt must have them (`content` a list of blocks with a string
+/// `type`, `contents` a list with a string `uri` each, `messages` a list of objects, `_meta` an
+/// object, no `resultType` but `complete`), with no lone surrogate escape (which a full parse
+/// refuses). Read from the bytes in one pass, building no tree.
+pub fn plain(result: &[u8]) -> bool {
+    shape(result) && !has_surrogate_escape(result)
+}
+
+/// A content block or a resource's contents as [`shape`] reads them in the same pass: an object
+/// (never an array, which a derived struct would also take), whether it has a `type` and a
+/// `uri`, each a string (as a `Map` keeps the last of a member named twice).
+#[derive(Default)]
+struct Item {
+    kind: bool,
+    uri: bool,
+}
+
+/// Whether a value read as it is (read from borrowed bytes) is a string.
+fn is_str(value: &RawValue) -> bool {
+    value.get().starts_with('"')
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Item;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+                let mut item = Item::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "type" => item.kind = is_str(map.next_value()?),
+                        "uri" => item.uri = is_str(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(item)
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+/// The members [`plain`] looks at.
+fn shape(result: &[u8]) -> bool {
+    /// A member that is there, whatever its value (even `null`, which `Option` would hide).
+    fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        T::deserialize(d).map(Some)
+    }
+    #[derive(Deserialize)]
+    struct Shape<'a> {
+        #[serde(rename = "resultType", borrow, default, deserialize_with = "some")]
+        result_type: Option<Cow<'a, str>>,
+        #[serde(default, deserialize_with = "some")]
+        content: Option<Vec<Item>>,
+        #[serde(default, deserialize_with = "some")]
+        contents: Option<Vec<Item>>,
+        #[serde(borrow, default, deserialize_with = "some")]
+        messages: Option<Vec<&'a RawValue>>,
+        #[serde(rename = "_meta", borrow, default, deserialize_with = "some")]
+        meta: Option<&'a RawValue>,
+    }
+    let object = |raw: &RawValue| raw.get().starts_with('{');
+    let Ok(shape) = serde_json::from_slice::<Shape>(result) else {
+        return false;
+    };
+    result.first() == Some(&b'{')
+        && shape.result_type.as_deref().is_none_or(|t| t == "complete")
+        && shape.content.iter().flatten().all(|item| item.kind)
+        && shape.contents.iter().flatten().all(|item| item.uri)
+        && shape.messages.iter().flatten().all(|raw| object(raw))
+        && shape.meta.is_none_or(object)
+}
+
+/// Bytes a face's writer accepted but did not write yet, in order: a [`Reply::Raw`] goes out as
+/// it is, without a copy.
+#[derive(Default)]
+pub struct Pieces(std::collections::VecDeque<Bytes>);
+
+impl Pieces {
+    pub fn push_back(&mut self, piece: Bytes) {
+        if !piece.is_empty() {
+            self.0.push_back(piece);
+        }
+    }
+
+    /// Writes what is queued to `inner`; `Pending` until all of it is written.
+    pub fn poll_drain<W: tokio::io::AsyncWrite + Unpin>(
+        &mut self,
+        inner: &mut W,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use bytes::Buf;
+        while let Some(front) = self.0.front_mut() {
+            let n = std::task::ready!(std::pin::Pin::new(&mut *inner).poll_write(cx, front))?;
+            if n == 0 {
+                return std::task::Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            front.advance(n);
+            if front.is_empty() {
+                self.0.pop_front();
+            }
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl Extend<Bytes> for Pieces {
+    fn extend<I: IntoIterator<Item = Bytes>>(&mut self, pieces: I) {
+        for piece in pieces {
+            self.push_back(piece);
+        }
+    }
+}
+
+/// Writes `input` through `writer` in chunks of `chunk` bytes, then flushes: the splicing
+/// writers' tests.
+#[cfg(test)]
+pub fn write_in_chunks<W: tokio::io::AsyncWrite + Unpin>(
+    mut writer: W,
+    input: &[u8],
+    chunk: usize,
+) -> W {
+    use tokio::io::AsyncWriteExt;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for part in input.chunks(chunk.max(1)) {
+            writer.write_all(part).await.unwrap();
+        }
+        writer.flush().await.unwrap();
+    });
+    writer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// What [`plain`] says, judged on the parsed tree.
+    fn plain_tree(result: &serde_json::Map<String, Value>) -> bool {
+        let list_of = |key: &str, has: &dyn Fn(&serde_json::Map<String, Value>) -> bool| {
+            result.get(key).is_none_or(|v| {
+                v.as_array()
+                    .is_some_and(|items| items.iter().all(|i| i.as_object().is_some_and(has)))
+            })
+        };
+        result
+            .get("resultType")
+            .is_none_or(|t| t.as_str() == Some("complete"))
+            && list_of("content", &|b| b.get("type").is_some_and(Value::is_string))
+            && list_of("contents", &|c| c.get("uri").is_some_and(Value::is_string))
+            && list_of("messages", &|_| true)
+            && result.get("_meta").is_none_or(Value::is_object)
+    }
+
+    /// Values of the kinds a result's members take, and the odd ones.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            Just(json!(3)),
+            Just(json!("complete")),
+            Just(json!("input_required")),
+            Just(json!({"type": "text", "text": "hi"})),
+            Just(json!({"type": 7})),
+            Just(json!({"type": null})),
+            Just(json!({"uri": "file:///a", "text": "x"})),
+            Just(json!({"uri": ["no"]})),
+            Just(json!({"type": "text", "uri": 7})),
+            Just(json!({"uri": "file:///a", "type": [1]})),
+            Just(json!({"type": "t", "x": {"y": [1, {"z": null}]}, "uri": "u"})),
+            Just(json!({})),
+            Just(json!(["type", "text"])),
+            "\\PC{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 8, 4, |inner| {
+            prop::collection::vec(inner, 0..4).prop_map(Value::Array)
+        })
+    }
+
+    proptest! {
+        /// The one-pass reading says "plain" exactly when the members, parsed, are as they must be.
+        #[test]
+        fn the_shape_read_from_the_bytes_agrees_with_the_tree(
+            members in prop::collection::vec(
+                (prop::sample::select(vec!["content", "contents", "messages", "_meta", "resultType", "isError", "x"]), value()),
+                0..5,
+            ),
+            spaced in any::<bool>(),
+        ) {
+            let mut object = serde_json::Map::new();
+            for (key, value) in members {
+                object.insert(key.to_string(), value);
+            }
+            let text = if spaced {
+                serde_json::to_string_pretty(&object).unwrap()
+            } else {
+                serde_json::to_string(&object).unwrap()
+            };
+            prop_assert_eq!(plain(text.as_bytes()), plain_tree(&object), "{}", text);
+        }
+    }
+
+    #[test]
+    fn odd_results_are_not_plain() {
+        for odd in [
+            &br#"{"content":"text"}"#[..],
+            br#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+            br#"[{"content":[]}]"#,
+            br#"{"resultType":"input_required","inputRequests":{}}"#,
+            br#"{"content":[],"_meta":3}"#,
+        ] {
+            assert!(!plain(odd), "{}", String::from_utf8_lossy(odd));
+        }
+        assert!(plain(
+            br#"{"content":[{"type":"text","text":"a\u00e9"}],"isError":false}"#
+        ));
+        assert!(plain(
+            br#"{"resultType":"complete","contents":[{"uri":"a:b"}]}"#
+        ));
+    }
+
+    #[test]
+    fn a_raw_reply_reads_as_its_json() {
+        let raw = Reply::Raw(Bytes::from_static(br#"{"content":[]}"#));
+        assert_eq!(raw.into_value(), Some(json!({"content": []})));
+        assert_eq!(Reply::Sent.into_value(), None);
+    }
+}
