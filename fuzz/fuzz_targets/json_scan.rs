@@ -1,14 +1,13 @@
 //! A long line from a server's stdout checked as it comes in, a read at a time
 //! (`mcp::scan::Scan`): the input's first four bytes say where the reads end, the rest is the
 //! line. Never a panic; the same outline wherever the reads end; an outline only for JSON, and
-//! then the one the relay's `serde_json` reading of the whole line finds (`relay::outline`),
-//! unless that reading declined what only looks like a surrogate escape. The depth bound: where
+//! then where a `serde_json` reading of the whole line finds the `id` and the `result`, unless
+//! that reading declined what only looks like a surrogate escape. The depth bound: where
 //! the scan stops for depth, the bracket count (`scan::nests_deeper`) finds the line too deep; a
 //! line the scan read whole, it finds within the bound.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sidecar::mcp::relay;
 use mcp_sidecar::mcp::scan::{self, Scan};
 
 fuzz_target!(|data: &[u8]| {
@@ -36,11 +35,19 @@ fuzz_target!(|data: &[u8]| {
     // UTF-8 is the transport's own check, before the outline is used.
     if let Some(outline) = whole.filter(|_| std::str::from_utf8(&line).is_ok()) {
         assert!(serde_json::from_slice::<&serde_json::value::RawValue>(&line).is_ok());
-        match relay::outline(&line, None) {
-            Some(read) => assert_eq!(read, outline),
+        type Members<'a> = std::collections::HashMap<String, &'a serde_json::value::RawValue>;
+        let span = |raw: &serde_json::value::RawValue| {
+            let at = raw.get().as_ptr() as usize - line.as_ptr() as usize;
+            at..at + raw.get().len()
+        };
+        match serde_json::from_slice::<Members>(&line) {
+            Ok(members) => {
+                assert_eq!(span(members["id"]), outline.id);
+                assert_eq!(span(members["result"]), outline.result);
+            }
             // serde's way declines anything that might be a surrogate escape (an escaped
             // backslash followed by `ud8`…, too); the scan reads escapes exactly.
-            None => assert!(relay::has_surrogate_escape(&line)),
+            Err(_) => assert!(scan::has_surrogate_escape(&line)),
         }
     }
 });

@@ -103,7 +103,7 @@ pub async fn run_stdio(era: Era) -> anyhow::Result<()> {
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .try_init();
-    serve(crate::mcp::process_stdio(), era).await
+    serve(crate::lsp::process_stdio(), era).await
 }
 
 /// Serves the demo server over any rmcp server transport until the peer goes away.

@@ -48,6 +48,10 @@ const HOLD_MAX: usize = 64 * 1024;
 /// What the writers put instead of a response whose stored bytes are gone.
 const GONE: &[u8] = br#""error":{"code":-32603,"message":"mcp-sidecar gateway: the server's result was no longer available to relay (a result waits at most two minutes for its response)"}"#;
 
+/// Results at least this long go to agents as sent; a smaller one is read through rmcp's types,
+/// where the placeholder's round trip would cost about what it saves.
+const PASS_MIN: usize = 64 * 1024;
+
 /// A stored result nobody took is dropped after this long.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
@@ -104,9 +108,9 @@ pub enum Kind {
     Resource,
 }
 
-/// A call's result as the handler hands it to rmcp: JSON as it is ([`clean`]); the bytes as
-/// sent become a placeholder of the kind that names them (the writers put them in its place),
-/// or, where only rmcp's types make the result what the agent expects, the bytes parsed.
+/// A call's result as the handler hands it to rmcp: JSON as it is ([`clean`]); big bytes as
+/// sent become a placeholder of the kind that names them (the writers put them in its place);
+/// small ones, and those only rmcp's types make what the agent expects, are parsed.
 pub fn through(
     reply: Reply,
     kind: Kind,
@@ -130,10 +134,14 @@ pub fn through(
     let modern = context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if let Some(tail) = tail(kind, modern, &stored) {
+    if stored.len() >= PASS_MIN
+        && let Some(tail) = tail(kind, modern, &stored)
+    {
         return Ok(placeholder_of(kind, passing.store(stored), &tail));
     }
-    serde_json::from_slice(&stored).map_err(|_| unreadable())
+    let mut value = serde_json::from_slice(&stored).map_err(|_| unreadable())?;
+    clean(&mut value);
+    Ok(value)
 }
 
 /// Takes [`PASS_META`] out of a result's `_meta`: only [`through`] may write it.

@@ -9,8 +9,10 @@ mod methods;
 mod notify;
 mod reconfigure;
 mod serve;
+mod stdio;
 
 pub use backend::Backend;
+pub use stdio::process_stdio;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::LspService;
@@ -36,6 +38,6 @@ where
 /// message; see [`crate::guard`]).
 pub async fn serve_stdio() {
     crate::guard::install_hook();
-    let (input, output) = crate::mcp::process_stdio();
+    let (input, output) = stdio::process_stdio();
     serve(input, output).await;
 }

@@ -182,8 +182,8 @@ mod tests {
 
 #[cfg(test)]
 mod host_tests {
-    use super::super::host::{Event, Host, LogLevel};
     use super::*;
+    use crate::mcp::host::{Event, Host, LogLevel};
 
     #[tokio::test]
     async fn a_server_log_flood_reaches_the_editor_as_a_hundred_and_one_summary() {
@@ -258,7 +258,7 @@ mod host_tests {
         while let Ok(o) = agents.try_recv() {
             assert!(matches!(
                 o,
-                super::super::host::Observed::ResourceUpdated { .. }
+                crate::mcp::host::Observed::ResourceUpdated { .. }
             ));
             observed += 1;
         }

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::flood;
 use crate::contract::ServerStatusParams;
 use crate::elicitation;
+use crate::mcp::flood;
 use crate::roots::Root;
 use crate::sampling;
 use crate::ui::Prompter;

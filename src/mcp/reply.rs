@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::requester::Agent;
-use super::scan::has_surrogate_escape;
+use crate::mcp::requester::Agent;
+use crate::mcp::wire::scan::has_surrogate_escape;
 
 /// A call's result.
 #[derive(Debug)]

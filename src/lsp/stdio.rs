@@ -1,4 +1,6 @@
-//! This process's stdin/stdout when they are stream sockets. Node's `child_process` (VS Code's
+//! This process's stdin/stdout, the LSP face's channel ([`process_stdio`]).
+//!
+//! When they are stream sockets: Node's `child_process` (VS Code's
 //! extension host) and libuv's `uv_spawn` (Neovim) give a child socketpairs, not pipes, for its
 //! standard streams; rmcp's `stdio_pipes` takes only FIFOs, so the sidecar fell back to tokio's
 //! blocking-thread stdio there: every message crossed threads twice (a futex wake-up each way,
@@ -13,6 +15,54 @@ use std::task::{Context, Poll, ready};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
+
+/// This process's stdin/stdout on the event loop: polled directly when they are stream sockets
+/// (as Node, i.e. VS Code, and libuv, i.e. Neovim, start a child), as non-blocking pipes when
+/// they are pipes (as when a shell or a Rust editor starts the sidecar), else tokio's
+/// blocking-thread stdio.
+pub fn process_stdio() -> (
+    Box<dyn AsyncRead + Unpin + Send>,
+    Box<dyn AsyncWrite + Unpin + Send>,
+) {
+    if let Some((read, write)) = socket_stdio() {
+        tracing::debug!("stdin/stdout are sockets: polled on the event loop");
+        return (Box::new(read), Box::new(write));
+    }
+    // An editor that gives the sidecar pipes reads its replies through 64 KiB turns otherwise.
+    crate::mcp::widen_pipe(1);
+    if let Some((read, write)) = fifo_stdio() {
+        tracing::debug!("stdin/stdout are pipes: polled on the event loop");
+        return (Box::new(read), Box::new(write));
+    }
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
+/// stdin and stdout reopened through `/proc/self/fd` with `O_NONBLOCK` when both are FIFOs: the
+/// reopened descriptions are the sidecar's own, so the flag does not reach the descriptors the
+/// process inherited (or its children).
+fn fifo_stdio() -> Option<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let reopen = |fd: RawFd, write: bool| {
+        let file = std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(format!("/proc/self/fd/{fd}"))
+            .ok()?;
+        file.metadata()
+            .is_ok_and(|m| m.file_type().is_fifo())
+            .then_some(file)
+    };
+    let read = reopen(0, false)?;
+    let write = reopen(1, true)?;
+    Some((
+        tokio::net::unix::pipe::Receiver::from_file(read).ok()?,
+        tokio::net::unix::pipe::Sender::from_file(write).ok()?,
+    ))
+}
 
 /// A borrowed descriptor (0 or 1): never closed here.
 struct Fd(RawFd);
@@ -60,6 +110,8 @@ pub fn socket_stdio() -> Option<(SocketReader, SocketWriter)> {
     if !(is_stream_socket(0) && is_stream_socket(1)) {
         return None;
     }
+    // Deprecated for descriptors that may close under it; 0 and 1 live as long as the process.
+    #[allow(deprecated)]
     let read = AsyncFd::with_interest(Fd(0), Interest::READABLE).ok()?;
     let write = SocketWriter {
         fd: 1,
@@ -139,7 +191,9 @@ impl AsyncWrite for SocketWriter {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         // Registering reports the socket's state at once, so a drain between
                         // the EAGAIN and here is not missed.
-                        self.blocked = Some(AsyncFd::with_interest(Fd(fd), Interest::WRITABLE)?);
+                        #[allow(deprecated)]
+                        let fd = AsyncFd::with_interest(Fd(fd), Interest::WRITABLE)?;
+                        self.blocked = Some(fd);
                         continue;
                     }
                     result => return Poll::Ready(result),
@@ -182,6 +236,7 @@ mod tests {
         let (r, w) = std::io::pipe().unwrap();
         assert!(!is_stream_socket(r.as_raw_fd()) && !is_stream_socket(w.as_raw_fd()));
         let fd = ours.as_raw_fd();
+        #[allow(deprecated)]
         let mut reader = SocketReader(AsyncFd::with_interest(Fd(fd), Interest::READABLE).unwrap());
         let mut writer = SocketWriter {
             fd: libc_dup(fd),

@@ -1,6 +1,8 @@
 use super::*;
-use crate::mcp::direct;
+use crate::mcp::wire::direct;
 use rmcp::model::CallToolRequestParams;
+use rmcp::model::RequestId;
+use serde_json::Value;
 
 /// A server that answers four calls made past rmcp in every shape (the usual one, one
 /// only rmcp's parse reads, one that cannot be read), with a notification and an answer

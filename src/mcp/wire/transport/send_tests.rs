@@ -1,5 +1,7 @@
 use super::*;
+use rmcp::model::RequestId;
 use rmcp::model::{CallToolRequestParams, ClientRequest};
+use serde_json::{Value, json};
 
 /// Lines written at once (when the pipe takes them) and lines left to their task (the
 /// pipe full, or an earlier line still being written) reach the server whole and in order.

@@ -19,9 +19,9 @@ use rmcp::transport::streamable_http_client::{
 
 use super::failure::{Failure, is_event_too_large};
 use super::{Client, HttpError, Link, PROBE_TIMEOUT, SSE_FRAMING_SLACK, STREAM_SETTLE};
-use crate::mcp::raw;
 use crate::mcp::scan;
-use crate::mcp::transport::{Line, parse_line, too_deep};
+use crate::mcp::wire::lines::{Line, parse_line, too_deep};
+use crate::mcp::wire::raw;
 use crate::net;
 
 impl Link {

@@ -18,16 +18,16 @@ use rmcp::service::{
 use rmcp::transport::IntoTransport;
 use serde_json::Value;
 
-use super::direct::Direct;
-use super::handler::{Handler, ToolCache, progress_key};
-use super::host::{Host, HumanClock, ProgressFn};
-use super::http;
-use super::listing;
-use super::process::{self, Diagnostics, ServerProcess};
-use super::reply::{Caller, Reply, ReplySink};
-use super::transport::StdioTransport;
 use crate::config::{ProtocolPin, RootsFilter, ServerSpec, TransportSpec};
 use crate::contract::CallError;
+use crate::mcp::host::{Host, HumanClock, ProgressFn};
+use crate::mcp::reply::{Caller, Reply, ReplySink};
+use crate::mcp::session::handler::{Handler, ToolCache, progress_key};
+use crate::mcp::session::listing;
+use crate::mcp::wire::direct::Direct;
+use crate::mcp::wire::http;
+use crate::mcp::wire::process::{self, Diagnostics, ServerProcess};
+use crate::mcp::wire::transport::StdioTransport;
 
 /// How many `input_required` rounds one call may take before the sidecar gives up.
 pub const MAX_MRTR_ROUNDS: usize = 16;
@@ -53,7 +53,7 @@ pub struct Connection {
     diag: Arc<Diagnostics>,
     timeout: Duration,
     /// A 2026-07-28 server's `subscriptions/listen` stream (`listen.rs`).
-    listener: Option<super::listen::Listener>,
+    listener: Option<crate::mcp::session::listen::Listener>,
     /// A stdio session's calls made past rmcp's peer (`direct.rs`), with the `_meta` each of
     /// them carries (a 2026-07-28 session's per-request protocol version, client and
     /// capabilities, which rmcp's peer would add).
@@ -206,7 +206,12 @@ where
     let listener = modern
         .then(|| {
             let (name, peer) = (spec.name.as_str().into(), service.peer().clone());
-            super::listen::Listener::new(name, peer, handler.clone(), capabilities.as_ref())
+            crate::mcp::session::listen::Listener::new(
+                name,
+                peer,
+                handler.clone(),
+                capabilities.as_ref(),
+            )
         })
         .flatten();
     if let Some(listener) = &listener
@@ -394,7 +399,7 @@ impl Connection {
     }
 
     /// `resources/subscribe` (`subscribe: true`) or `resources/unsubscribe`; updates come as
-    /// [`Event::ResourceUpdated`](super::host::Event::ResourceUpdated).
+    /// [`Event::ResourceUpdated`](crate::mcp::host::Event::ResourceUpdated).
     pub async fn subscribe(&self, uri: &str, subscribe: bool) -> Result<(), CallError> {
         let subscribes = self
             .capabilities
@@ -525,7 +530,7 @@ impl Connection {
             meta.set_log_level(SERVER_LOG_LEVEL);
             params.set_meta(meta);
         }
-        let asker = super::requester::Asker::of(agent);
+        let asker = crate::mcp::requester::Asker::of(agent);
         let _open = self.handler.calls.enter(asker.agent.clone());
         let mut url_retries = 0;
         for _round in 0..MAX_MRTR_ROUNDS {
@@ -561,10 +566,13 @@ impl Connection {
                 // Lines are refused past the depth bound as they are read; a JSON body over
                 // HTTP reaches rmcp unseen (its parse stops only past 128).
                 Ok(Answered::Final(Reply::Json(result)))
-                    if super::scan::value_nests_deeper(&result, super::scan::MAX_DEPTH) =>
+                    if crate::mcp::wire::scan::value_nests_deeper(
+                        &result,
+                        crate::mcp::wire::scan::MAX_DEPTH,
+                    ) =>
                 {
-                    tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", super::scan::MAX_DEPTH);
-                    return Err(self.protocol(super::scan::refusal("result")));
+                    tracing::warn!(server = %self.server, "refused an answer nested deeper than {} levels", crate::mcp::wire::scan::MAX_DEPTH);
+                    return Err(self.protocol(crate::mcp::wire::scan::refusal("result")));
                 }
                 Ok(Answered::Final(reply)) => return Ok(reply),
                 Ok(Answered::Required(required)) => required,
@@ -673,14 +681,14 @@ impl Connection {
         result: bytes::Bytes,
         method: &str,
     ) -> Result<Answered, CallError> {
-        if super::reply::plain(&result) {
+        if crate::mcp::reply::plain(&result) {
             return Ok(Answered::Final(Reply::Raw(result)));
         }
         let unexpected = || self.protocol(format!("answered {method} with an unexpected result"));
         let value = serde_json::from_slice::<Value>(&result).map_err(|_| unexpected())?;
         if value.get("resultType").and_then(Value::as_str) == Some("input_required") {
             let mut message = serde_json::json!({ "result": value });
-            super::raw::stash_schemas(&mut message);
+            crate::mcp::wire::raw::stash_schemas(&mut message);
             return serde_json::from_value(message["result"].take())
                 .map(Answered::Required)
                 .map_err(|e| {
@@ -768,7 +776,7 @@ impl Connection {
         }
         match error {
             // An answer the transport refused (nested too deep): the sidecar's words.
-            ServiceError::McpError(e) if super::transport::refused(&e) => {
+            ServiceError::McpError(e) if crate::mcp::wire::lines::refused(&e) => {
                 self.protocol(e.message.to_string())
             }
             ServiceError::McpError(e) => CallError::Server {

@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::connection::Connection;
-use super::host::{Event, EventReceiver, Host, LogLevel};
-use super::reply::{Caller, Reply};
-use super::supervisor::{Limits, Slot};
 use crate::config::{OAuthSpec, Resolved, Settings, TransportSpec};
 use crate::contract::CallError;
 use crate::contract::{
     PromptSummary, ResourceSummary, ResourceTemplateSummary, ServerState, ServerSummary,
     SignOutResult, ToolSummary,
 };
+use crate::mcp::host::{Event, EventReceiver, Host, LogLevel};
+use crate::mcp::reply::{Caller, Reply};
+use crate::mcp::servers::supervisor::{Limits, Slot};
+use crate::mcp::session::connection::Connection;
 use crate::roots::{self, Folder};
 
 /// A workspace-defined server the person has not decided about yet.
@@ -379,7 +379,10 @@ impl Manager {
             .ok_or_else(|| CallError::UnknownServer(server.to_string()))
     }
 
-    fn running(&self, server: &str) -> Result<Arc<super::connection::Connection>, CallError> {
+    fn running(
+        &self,
+        server: &str,
+    ) -> Result<Arc<crate::mcp::session::connection::Connection>, CallError> {
         let slot = self.slot(server)?;
         let state = slot.lock();
         state
@@ -566,7 +569,7 @@ impl Manager {
     }
 
     /// The servers' notifications that the gateway passes on to agents.
-    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<super::Observed> {
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<crate::mcp::Observed> {
         self.host.observe()
     }
 
@@ -581,7 +584,7 @@ impl Manager {
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<super::ToolArguments>,
+        arguments: Option<crate::mcp::ToolArguments>,
         caller: Caller,
     ) -> Result<Reply, CallError> {
         let connection = self.running(server)?;
@@ -658,7 +661,7 @@ impl Manager {
     /// server waits in `needsAuth`.
     pub async fn sign_out(&self, server: &str) -> Result<SignOutResult, CallError> {
         let (slot, url, oauth) = self.http_slot(server)?;
-        let revoked = super::http::sign_out(&url, &oauth)
+        let revoked = crate::mcp::wire::http::sign_out(&url, &oauth)
             .await
             .map_err(|e| CallError::Refused(format!("could not sign out of \"{server}\": {e}")))?;
         let host = slot

@@ -16,9 +16,9 @@ use tokio::io::AsyncBufReadExt;
 use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RoleClient, RxJsonRpcMessage};
 
-use super::flood;
-use super::handler::progress_key;
-use super::host::{Host, ProgressUpdate};
+use crate::mcp::flood;
+use crate::mcp::host::{Host, ProgressUpdate};
+use crate::mcp::session::handler::progress_key;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How many stderr lines are kept for error messages.
@@ -282,7 +282,7 @@ pub fn spawn(
 /// blocked, the sidecar woke, read, slept: 160 times for 10 MiB). 1 MiB is what Linux lets any
 /// process ask for (`/proc/sys/fs/pipe-max-size`); the kernel gives the pages only as they fill.
 /// A refusal (an older kernel, a lower limit, not a pipe) leaves the descriptor as it was.
-pub(crate) fn widen_pipe(fd: std::os::fd::RawFd) {
+pub fn widen_pipe(fd: std::os::fd::RawFd) {
     #[cfg(target_os = "linux")]
     // SAFETY: F_SETPIPE_SZ only resizes the pipe's buffer; it touches no memory of ours.
     unsafe {

@@ -13,7 +13,7 @@ use rmcp::model::{ServerNotification, SubscriptionFilter};
 use rmcp::service::{Peer, RoleClient, ServiceError, Subscription, SubscriptionEnd};
 use serde_json::Value;
 
-use super::handler::Handler;
+use crate::mcp::session::handler::Handler;
 
 /// How long a server may take to acknowledge a stream.
 const ACK_TIMEOUT: Duration = Duration::from_secs(10);

@@ -13,7 +13,7 @@
 //!   counters never reach, and below 2^53, so a JavaScript server reads them exactly;
 //! - the id registered before the line is written, for the relay of big answers too;
 //! - the answer handed over in the transport, before rmcp would see it; progress is routed there
-//!   already ([`Diagnostics::deliver_progress`](super::process::Diagnostics));
+//!   already ([`Diagnostics::deliver_progress`](crate::mcp::wire::process::Diagnostics));
 //! - the pending calls failed at once when the transport ends ([`Direct::close`]);
 //! - `notifications/cancelled` when the caller gives up ([`Direct::cancel`]).
 //!
@@ -32,8 +32,8 @@ use rmcp::model::{ErrorData, RequestId};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::reply::{ReplySink, SINK_MAX, plain};
-use super::write::{Writer, finish_line, write_line};
+use crate::mcp::reply::{ReplySink, SINK_MAX, plain};
+use crate::mcp::wire::write::{Writer, finish_line, write_line};
 
 /// The first id of a request made here: past rmcp's `u32` ids, below 2^53.
 pub const FIRST_ID: i64 = 1 << 32;

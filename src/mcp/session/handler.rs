@@ -17,14 +17,14 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 
-use super::CLIENT_NAME;
-use super::flood;
-use super::host::{Event, Host, LogLevel, Observed, ProgressUpdate};
-use super::raw;
-use super::requester::{Asker, Calls};
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
 use crate::guard;
+use crate::mcp::CLIENT_NAME;
+use crate::mcp::flood;
+use crate::mcp::host::{Event, Host, LogLevel, Observed, ProgressUpdate};
+use crate::mcp::requester::{Asker, Calls};
+use crate::mcp::wire::raw;
 use crate::sampling;
 
 /// Invalidated when the server says its tool list changed.
@@ -48,7 +48,7 @@ pub struct Handler {
     pub sampling: sampling::Policy,
     pub refresh: Arc<flood::ToolsRefresh>,
     pub lists: Arc<Lists>,
-    /// The calls open on this connection, with who made each (see [`super::requester`]).
+    /// The calls open on this connection, with who made each (see [`crate::mcp::requester`]).
     pub calls: Arc<Calls>,
 }
 
@@ -567,7 +567,7 @@ impl Handler {
         let (refresh, host) = (self.refresh.clone(), self.host.clone());
         tokio::spawn(async move {
             let generation = refresh.settle().await;
-            match super::listing::all_pages(&server, |p| peer.list_tools(p)).await {
+            match crate::mcp::session::listing::all_pages(&server, |p| peer.list_tools(p)).await {
                 Ok(list) if refresh.generation() == generation => {
                     let mut cache = tools.lock();
                     cache.get_or_insert_with(|| Arc::new(list));

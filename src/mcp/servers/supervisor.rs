@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::connection::{self, Connection, Started};
-use super::host::{Event, Host, LogLevel};
-use super::process::{Diagnostics, describe_exit};
 use crate::auth::status::Status as AuthStatus;
 use crate::config::ServerSpec;
 use crate::contract::{ServerState, ServerStatusParams};
 use crate::guard;
+use crate::mcp::host::{Event, Host, LogLevel};
+use crate::mcp::session::connection::{self, Connection, Started};
+use crate::mcp::wire::process::{Diagnostics, describe_exit};
 use crate::roots::Root;
 
 /// A connection that stayed up this long resets the restart budget.

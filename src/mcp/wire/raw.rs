@@ -15,7 +15,7 @@
 //!   naming the property (-32602). Property order, once a reason too (rmcp kept
 //!   `properties` in a sorted map), survives since rmcp 3.11 (`property_order`).
 //!
-//! So the transports ([`super::transport`] for stdio, [`super::http`]) parse each incoming line
+//! So the transports ([`crate::mcp::wire::transport`] for stdio, [`crate::mcp::wire::http`]) parse each incoming line
 //! that mentions one of those methods into a `Value` once, move the raw parts into `_meta`
 //! ([`stash_schemas`]), and convert the `Value` to rmcp's types once. The handler reads them
 //! back with [`form_schema`] and [`sampling_params`], which fall back to re-serializing the

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::failure::{Unexpected, read_unexpected};
 use super::session::Inbound;
 use super::*;
-use crate::mcp::raw::{RAW_PARAMS_META, RAW_SCHEMA_META};
+use crate::mcp::wire::raw::{RAW_PARAMS_META, RAW_SCHEMA_META};
 
 fn options() -> Options {
     Options {
@@ -214,6 +214,6 @@ async fn sse_data_nested_too_deep_is_refused() {
             message.contains("its result nests deeper than 100 levels"),
             "{message}"
         );
-        assert!(v["error"]["data"][crate::mcp::transport::REFUSED].is_string());
+        assert!(v["error"]["data"][crate::mcp::wire::lines::REFUSED].is_string());
     }
 }

@@ -50,13 +50,13 @@ use rmcp::transport::streamable_http_client::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::process::Diagnostics;
+use crate::mcp::wire::process::Diagnostics;
 use failure::Failure;
 
 #[cfg(doc)]
-use super::raw::stash_schemas;
+use crate::mcp::wire::raw::stash_schemas;
 #[cfg(doc)]
-use super::transport::parse_line;
+use crate::mcp::wire::transport::parse_line;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -139,7 +139,7 @@ pub struct Options {
     /// The server's sign-in state, shared with its slot.
     pub status: Arc<crate::auth::status::Status>,
     /// The server's human time: a person signing in stops its deadlines.
-    pub clock: Arc<super::host::HumanClock>,
+    pub clock: Arc<crate::mcp::host::HumanClock>,
 }
 
 /// Builds the transport for `url`; fails (as a sentence) only on a definition it cannot use.

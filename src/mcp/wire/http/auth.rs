@@ -37,13 +37,13 @@ use rmcp::transport::streamable_http_client::{
 };
 use tokio::sync::{Mutex, OnceCell};
 
-use super::super::host::HumanClock;
 use super::{Client, HttpError};
 use crate::auth::callback::Listener;
 use crate::auth::status::{Need, Status, host_of};
 use crate::auth::tokens::TokenFile;
 use crate::auth::{BrowserStep, SignIn, Stopped};
 use crate::config::{OAuthGrant, OAuthSpec};
+use crate::mcp::host::HumanClock;
 
 /// Sign-ins (or step-ups) one request may go through before its error stands.
 pub(super) const MAX_ROUNDS: usize = 3;

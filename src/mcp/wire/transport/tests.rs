@@ -1,5 +1,7 @@
+use super::super::lines::*;
 use super::*;
-use crate::mcp::raw::RAW_SCHEMA_META;
+use crate::mcp::wire::raw::RAW_SCHEMA_META;
+use rmcp::model::RequestId;
 
 /// The allocation a big line was read into takes the next big line (its pages are mapped
 /// already) and is given back once no big line came for a while.
