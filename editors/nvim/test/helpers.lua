@@ -64,6 +64,18 @@ function T.wait(cond, what, timeout)
   end
 end
 
+--- Runs the event loop until the callbacks scheduled so far (vim.schedule, first in first out)
+--- have run: what a handler or an autocommand scheduled has happened once this returns.
+function T.flush_scheduled()
+  local done = false
+  vim.schedule(function()
+    done = true
+  end)
+  T.wait(function()
+    return done
+  end, 'the callbacks scheduled before')
+end
+
 -- Buffers and windows ----------------------------------------------------------------------------
 
 function T.lines(buf)
