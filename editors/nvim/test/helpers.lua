@@ -221,20 +221,20 @@ function T.pick(needle)
 end
 
 --- Replaces vim.ui.input with scripted answers, in order (a string, or false to dismiss).
---- `opts.delay` answers from a later event-loop turn. Returns the list of calls ({ opts }).
+--- `opts.hold`: answer only when the test calls the call's `reply()`, like an asynchronous UI
+--- answering from a later event-loop turn. Returns the list of calls ({ opts, reply }).
 function T.script_input(answers, opts)
   opts = opts or {}
   local calls = {}
   vim.ui.input = function(o, on_confirm)
-    table.insert(calls, { opts = o, in_coroutine = coroutine.running() ~= nil })
     local answer = table.remove(answers, 1)
-    local function reply()
+    local call = { opts = o, in_coroutine = coroutine.running() ~= nil }
+    function call.reply()
       on_confirm(answer ~= false and answer or nil)
     end
-    if opts.delay then
-      vim.defer_fn(reply, opts.delay)
-    else
-      reply()
+    table.insert(calls, call)
+    if not opts.hold then
+      call.reply()
     end
   end
   return calls
