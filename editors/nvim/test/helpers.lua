@@ -64,6 +64,18 @@ function T.wait(cond, what, timeout)
   end
 end
 
+--- Runs the event loop until the callbacks scheduled so far (vim.schedule, first in first out)
+--- have run: what a handler or an autocommand scheduled has happened once this returns.
+function T.flush_scheduled()
+  local done = false
+  vim.schedule(function()
+    done = true
+  end)
+  T.wait(function()
+    return done
+  end, 'the callbacks scheduled before')
+end
+
 -- Buffers and windows ----------------------------------------------------------------------------
 
 function T.lines(buf)
@@ -209,20 +221,20 @@ function T.pick(needle)
 end
 
 --- Replaces vim.ui.input with scripted answers, in order (a string, or false to dismiss).
---- `opts.delay` answers from a later event-loop turn. Returns the list of calls ({ opts }).
+--- `opts.hold`: answer only when the test calls the call's `reply()`, like an asynchronous UI
+--- answering from a later event-loop turn. Returns the list of calls ({ opts, reply }).
 function T.script_input(answers, opts)
   opts = opts or {}
   local calls = {}
   vim.ui.input = function(o, on_confirm)
-    table.insert(calls, { opts = o, in_coroutine = coroutine.running() ~= nil })
     local answer = table.remove(answers, 1)
-    local function reply()
+    local call = { opts = o, in_coroutine = coroutine.running() ~= nil }
+    function call.reply()
       on_confirm(answer ~= false and answer or nil)
     end
-    if opts.delay then
-      vim.defer_fn(reply, opts.delay)
-    else
-      reply()
+    table.insert(calls, call)
+    if not opts.hold then
+      call.reply()
     end
   end
   return calls

@@ -1,6 +1,6 @@
 -- The resource and prompt flows of :Mcp resources and :Mcp prompt: picks, the values asked
 -- (with the server's completion suggestions), then resources.lua or a Markdown buffer. The
--- commands go through an `api` (server_api in commands.lua). Inside async.run() only.
+-- commands go through an `api` (server_api in commands/resources.lua). Inside async.run() only.
 local ask = require('mcp_sidecar.ask')
 local async = require('mcp_sidecar.async')
 local format = require('mcp_sidecar.format')
@@ -12,10 +12,6 @@ local util = require('mcp_sidecar.util')
 local M = {}
 
 local notify, is_null = util.notify, util.is_null
-
-local function is_cancelled(err)
-  return require('mcp_sidecar.client').is_cancelled(err)
-end
 
 local result_count = 0
 
@@ -188,7 +184,7 @@ function M.prompt(api, server, name, insert_into)
   end
   local arguments = next(values) ~= nil and values or nil
   local result, get_err = api.get_prompt(prompt.server, prompt.name, arguments)
-  if is_cancelled(get_err) then
+  if api.is_cancelled(get_err) then
     notify('prompt cancelled')
     return
   elseif get_err then

@@ -1,6 +1,8 @@
 -- The gateway for agents in Neovim's terminals (docs/gateway.md): the environment of
 -- `mcp-sidecar.gatewayInfo` goes into Neovim's own (`vim.env`), which `:terminal` jobs and
 -- every other child process inherit, and `:Mcp gateway` shows ready configurations for agents.
+local async = require('mcp_sidecar.async')
+local exec = require('mcp_sidecar.exec')
 local scratch = require('mcp_sidecar.ui.scratch')
 
 local M = {}
@@ -77,12 +79,12 @@ function M.on_log(client_id, params)
     return
   end
   if message:match('^gateway: serving agents at ') then
-    require('mcp_sidecar.async').run(function()
+    async.run(function()
       local client = vim.lsp.get_client_by_id(client_id)
       if not client then
         return
       end
-      local info, err = require('mcp_sidecar.commands').gateway_info(client)
+      local info, err = exec.run(client, exec.CMD.gateway_info)
       if err or type(info) ~= 'table' then
         M.clear(client_id)
       elseif not client:is_stopped() then

@@ -1,7 +1,7 @@
 -- MCP resources in buffers: `mcp://resource/<server>/<uri>` (nofile, read-only), the filetype
 -- from the mimeType, binary contents described and offered for saving, subscribed while the
 -- buffer exists and read again on `mcp-sidecar/resourceUpdated`. Also RFC 6570 URI templates.
--- The commands themselves are sent through an `api` from commands.lua (see server_api there).
+-- The commands themselves are sent through an `api` (server_api in commands/resources.lua).
 local async = require('mcp_sidecar.async')
 local scratch = require('mcp_sidecar.ui.scratch')
 
@@ -194,7 +194,7 @@ end
 -- Resource buffers --------------------------------------------------------------------------------
 
 ---@class mcp_sidecar.OpenResource
----@field api table the commands (server_api in commands.lua)
+---@field api table the commands (server_api in commands/resources.lua)
 ---@field server string
 ---@field uri string
 ---@field client_id integer

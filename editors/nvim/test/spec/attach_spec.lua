@@ -66,10 +66,11 @@ T.test('buffers that are not files do not start or attach the sidecar', function
   vim.cmd('enew')
   vim.bo.buftype = 'nofile'
   vim.bo.filetype = 'markdown'
-  vim.wait(50)
+  -- vim.lsp.enable starts or attaches from a callback its FileType autocommand schedules.
+  T.flush_scheduled()
   T.eq(false, vim.lsp.buf_is_attached(0, client.id))
   vim.cmd('help')
-  vim.wait(50)
+  T.flush_scheduled()
   T.eq(false, vim.lsp.buf_is_attached(0, client.id))
   T.eq(1, #vim.lsp.get_clients({ name = 'mcp_sidecar' }))
 end)

@@ -31,10 +31,14 @@ T.test(
 )
 
 T.test('inputBox: an asynchronous vim.ui.input answering from a later event-loop turn', function()
-  T.script_input({ 'later' }, { delay = 50 })
+  local calls = T.script_input({ 'later' }, { hold = true })
   local box = T.request('mcp-sidecar/inputBox', { id = 'a1', title = 'x' })
-  vim.wait(20)
+  T.wait(function()
+    return calls[1]
+  end, 'vim.ui.input to be called')
+  T.flush_scheduled()
   T.eq(false, box.done, 'the handler must wait for the answer')
+  vim.schedule(calls[1].reply)
   T.eq({ value = 'later' }, T.answer(box))
 end)
 
@@ -137,8 +141,9 @@ T.test('cancelPrompt closes an open asynchronous select and answers null', funct
   T.ok(vim.api.nvim_win_is_valid(calls[1].win))
   T.notify_handler('mcp-sidecar/cancelPrompt', { id = 'other' }, 7)
   T.notify_handler('mcp-sidecar/cancelPrompt', { id = 'c1' }, 8)
-  vim.wait(30)
+  T.flush_scheduled()
   T.eq(false, box.done, 'another id or another client must not cancel it')
+  T.ok(vim.api.nvim_win_is_valid(calls[1].win), 'the select stays open')
   T.notify_handler('mcp-sidecar/cancelPrompt', { id = 'c1' }, 7)
   T.eq(vim.NIL, T.answer(box))
   T.eq(false, vim.api.nvim_win_is_valid(calls[1].win), 'the select window must be closed')
@@ -146,12 +151,27 @@ T.test('cancelPrompt closes an open asynchronous select and answers null', funct
 end)
 
 T.test('cancelPrompt abandons the default vim.ui.input waiting on the command line', function()
+  local default_input, returned = vim.ui.input, false
+  vim.ui.input = function(opts, on_confirm)
+    default_input(opts, function(value)
+      returned = true
+      on_confirm(value)
+    end)
+  end
+  -- The cancellation arrives while input() waits for keys on the command line.
+  vim.api.nvim_create_autocmd('CmdlineEnter', {
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        T.notify_handler('mcp-sidecar/cancelPrompt', { id = 'c2' })
+      end)
+    end,
+  })
   local box = T.request('mcp-sidecar/inputBox', { id = 'c2', title = 'waiting' })
-  vim.defer_fn(function()
-    T.notify_handler('mcp-sidecar/cancelPrompt', { id = 'c2' })
-  end, 100)
   T.eq(vim.NIL, T.answer(box))
-  vim.wait(50)
+  T.wait(function()
+    return returned
+  end, 'the default vim.ui.input to return')
   T.eq('n', vim.api.nvim_get_mode().mode, 'the command line must be left')
 end)
 

@@ -15,6 +15,27 @@ local function count(state)
   end, statuses)
 end
 
+--- How many times demo came up: the sidecar logs each connection before it reports it running.
+local function demo_runs()
+  local n = 0
+  for _, line in ipairs(vim.fn.readfile(vim.fs.joinpath(vim.fn.stdpath('log'), 'mcp-sidecar.log'))) do
+    if line:find('server running', 1, true) and line:find('server=demo', 1, true) then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- After a command that must not have restarted demo: demo answers a call, and on the connection
+--- it had before the command. A restart the command queued ends that connection first thing, so
+--- the call then fails, or reaches a new connection, which the log counts.
+local function still_connected(runs)
+  local result =
+    T.exec('mcp-sidecar.callTool', { server = 'demo', tool = 'echo', arguments = { text = 'still here' } })
+  T.ok(result.isError ~= true, vim.inspect(result))
+  T.eq(runs, demo_runs(), 'demo still on the connection it had')
+end
+
 T.test(':Mcp restart asks which server (scripted select) and restarts it', function()
   T.start_sidecar()
   local starts = count('demo:starting')
@@ -47,11 +68,11 @@ T.test(':Mcp restart with an asynchronous select answering from a later event-lo
 end)
 
 T.test(':Mcp restart dismissed restarts nothing', function()
-  local starts = count('demo:starting')
+  local starts, runs = count('demo:starting'), demo_runs()
   T.script_select(function() end)
   vim.cmd('Mcp restart')
   T.wait_notification('restart cancelled')
-  vim.wait(100)
+  still_connected(runs)
   T.eq(starts, count('demo:starting'))
 end)
 
@@ -72,7 +93,7 @@ T.test(
   'cancelling the command makes the sidecar send cancelPrompt: the select closes, null is answered',
   function()
     local client = require('mcp_sidecar').client()
-    local starts = count('demo:starting')
+    local starts, runs = count('demo:starting'), demo_runs()
     local calls = T.script_select(T.pick('demo'), { never = true, float = true })
     vim.cmd('Mcp restart')
     T.wait(function()
@@ -91,7 +112,7 @@ T.test(
       return not vim.api.nvim_win_is_valid(calls[1].win)
     end, 'cancelPrompt to close the select')
     T.eq({}, require('mcp_sidecar.prompts').list())
-    vim.wait(100)
+    still_connected(runs)
     T.eq(starts, count('demo:starting'), 'nothing was restarted')
   end
 )
