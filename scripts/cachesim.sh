@@ -4,7 +4,7 @@
 # --cache-sim=yes`. Each is driven by the event-loop client (benches/peers/lsp_client.mjs) for
 # 1 000 and then 3 000 calls; the difference over 2 000 leaves start-up out.
 #
-# Why (docs/benchmarks.md, issue 18's tenth and eleventh rounds): on this kind of machine a small
+# Why (docs/log/benchmarks.md, issue 18's tenth and eleventh rounds): on this kind of machine a small
 # call's latency over the relay follows its L1 instruction-cache misses over the relay's (about
 # 11-15 ns a miss), not its instruction count; and these counts do not depend on the machine's
 # load, unlike any timing. Budget a hot-path change by them.

@@ -4,7 +4,7 @@
 //! `socat` does with its poll loop: no framing, no parsing, nothing looked at. The event-loop
 //! client (`benches/peers/lsp_client.mjs --relay`) speaks MCP through it beside socat, so the two
 //! differ only in the event loop and the language: what any tokio process pays for a hop before
-//! it does any work (docs/benchmarks.md, issue 18's thirteenth round).
+//! it does any work (docs/performance.md).
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

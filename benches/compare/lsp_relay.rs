@@ -6,7 +6,7 @@
 //! else: no gate, panic guard, timeout, cancellation, progress, judging of the result, big results
 //! or second server. The event-loop client (`benches/peers/lsp_client.mjs --relay`) measures it
 //! beside the sidecar and socat: socat is the floor of a process hop, this the floor of a hop that
-//! speaks LSP on one side (docs/benchmarks.md, issue 18's seventh round).
+//! speaks LSP on one side (docs/performance.md).
 //!
 //! Its server is `BENCH_RELAY_COMMAND` (a JSON array: the program and its arguments). Its stdin
 //! and stdout must be stream sockets, as Node gives a child. Anything unexpected ends it.

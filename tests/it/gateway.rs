@@ -867,7 +867,7 @@ async fn a_2026_agent_hears_tools_list_changed_on_its_listen_stream() {
     assert_eq!(out[0]["event"], true, "{out:?}");
 }
 
-/// The benchmark figure of docs/gateway.md: 200 calls of the demo's `echo`, one after another,
+/// The quick round-trip look of docs/gateway.md ("Measured"): 200 calls of the demo's `echo`, one after another,
 /// by the same Python agent, directly (the demo server on stdio) and through the gateway (HTTP,
 /// and the stdio bridge). Prints the figures; run with `--nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
