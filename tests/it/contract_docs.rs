@@ -418,34 +418,65 @@ fn neovim_handles_every_method_and_offers_every_command() {
         );
     }
 
-    let commands = editor_file("editors/nvim/lua/mcp_sidecar/commands.lua");
-    let keys: Vec<(String, String)> = block(&commands, "M.CMD = {")
+    let exec = editor_file("editors/nvim/lua/mcp_sidecar/exec.lua");
+    let keys: Vec<(String, String)> = block(&exec, "M.CMD = {")
         .into_iter()
         .filter_map(|l| {
             let (key, value) = l.trim().split_once(" = ")?;
             Some((key.to_string(), quoted(value)?.to_string()))
         })
         .collect();
-    let functions = lua_functions(&commands);
-    // Functions reachable from a :Mcp subcommand: called from M.subcommands, or from a
-    // reachable function.
-    let subcommands = block(&commands, "M.subcommands = {").join("\n");
-    let mut reachable: BTreeSet<&str> = functions
+    // The :Mcp modules, lua/mcp_sidecar/commands/<module>.lua, each requiring the others under
+    // their file name: a function is `(module, name)`, called as `name(` in its own module and
+    // as `<module>.<name>(` (for `M.<name>`) in the others.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("editors/nvim/lua/mcp_sidecar/commands");
+    let sources: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "lua"))
+        .map(|path| {
+            let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+            (module, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    let functions: Vec<(&str, LuaFunction)> = sources
         .iter()
-        .filter(|f| calls(&subcommands, &f.name))
-        .map(|f| f.name.as_str())
+        .flat_map(|(module, source)| {
+            lua_functions(source)
+                .into_iter()
+                .map(move |f| (module.as_str(), f))
+        })
+        .collect();
+    let calls_from = |text: &str, from: &str, (module, f): &(&str, LuaFunction)| {
+        if from == *module {
+            calls(text, &f.name)
+        } else {
+            f.name
+                .strip_prefix("M.")
+                .is_some_and(|name| calls(text, &format!("{module}.{name}")))
+        }
+    };
+    // Functions reachable from a :Mcp subcommand: called from M.subcommands (commands/init.lua),
+    // or from a reachable function.
+    let init = &sources
+        .iter()
+        .find(|(module, _)| module == "init")
+        .expect("commands/init.lua")
+        .1;
+    let subcommands = block(init, "M.subcommands = {").join("\n");
+    let mut reachable: BTreeSet<usize> = (0..functions.len())
+        .filter(|&i| calls_from(&subcommands, "init", &functions[i]))
         .collect();
     loop {
-        let more: Vec<&str> = functions
-            .iter()
-            .filter(|f| !reachable.contains(f.name.as_str()))
-            .filter(|f| {
-                functions
-                    .iter()
-                    .filter(|g| reachable.contains(g.name.as_str()))
-                    .any(|g| calls(&g.body.join("\n"), &f.name))
+        let more: Vec<usize> = (0..functions.len())
+            .filter(|i| !reachable.contains(i))
+            .filter(|&i| {
+                reachable.iter().any(|&j| {
+                    let (from, g) = &functions[j];
+                    calls_from(&g.body.join("\n"), from, &functions[i])
+                })
             })
-            .map(|f| f.name.as_str())
             .collect();
         if more.is_empty() {
             break;
@@ -457,15 +488,14 @@ fn neovim_handles_every_method_and_offers_every_command() {
         assert_eq!(
             key.is_some(),
             !skipped.contains(*command),
-            "Neovim: {command} must be in M.CMD (commands.lua) or in M.not_offered, not both"
+            "Neovim: {command} must be in M.CMD (exec.lua) or in M.not_offered, not both"
         );
         let Some(key) = key else { continue };
-        let used = format!("M.CMD.{key}");
+        let used = format!("CMD.{key}");
         assert!(
-            functions
+            reachable
                 .iter()
-                .filter(|f| reachable.contains(f.name.as_str()))
-                .any(|f| f.body.iter().any(|l| l.contains(&used))),
+                .any(|&i| functions[i].1.body.iter().any(|l| l.contains(&used))),
             "Neovim: no :Mcp subcommand sends {command} ({used})"
         );
     }
