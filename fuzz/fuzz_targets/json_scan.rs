@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
             }
             // serde's way declines anything that might be a surrogate escape (an escaped
             // backslash followed by `ud8`…, too); the scan reads escapes exactly.
-            Err(_) => assert!(scan::has_surrogate_escape(&line)),
+            Err(_) => assert!(mcp_sidecar::mcp::has_surrogate_escape(&line)),
         }
     }
 });

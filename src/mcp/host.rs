@@ -483,6 +483,14 @@ fn dropped_summary(server: &str, dropped: u64) -> Event {
     }
 }
 
+/// The key progress sinks are registered under.
+pub fn progress_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+/// Client name announced to servers.
+pub const CLIENT_NAME: &str = "mcp-sidecar";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,15 +12,12 @@ mod servers;
 mod session;
 mod wire;
 
-pub use host::{Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
+pub use host::{CLIENT_NAME, Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 #[cfg(test)]
 pub use reply::write_in_chunks;
-pub use reply::{Caller, Pieces, Reply, ReplySink, SINK_MAX};
+pub use reply::{Caller, Pieces, Reply, ReplySink, SINK_MAX, has_surrogate_escape};
 pub use servers::manager::{Manager, TrustRequest};
-pub use session::connection::ToolArguments;
+pub use session::exchange::ToolArguments;
 pub use wire::lines::{Line, answer_of, parse_line, split_batch};
 pub use wire::process::widen_pipe;
 pub use wire::scan;
-
-/// Client name announced to servers.
-pub const CLIENT_NAME: &str = "mcp-sidecar";

@@ -569,7 +569,7 @@ impl Manager {
     }
 
     /// The servers' notifications that the gateway passes on to agents.
-    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<crate::mcp::Observed> {
+    pub fn observe(&self) -> tokio::sync::broadcast::Receiver<crate::mcp::host::Observed> {
         self.host.observe()
     }
 
@@ -584,7 +584,7 @@ impl Manager {
         &self,
         server: &str,
         tool: &str,
-        arguments: Option<crate::mcp::ToolArguments>,
+        arguments: Option<crate::mcp::session::exchange::ToolArguments>,
         caller: Caller,
     ) -> Result<Reply, CallError> {
         let connection = self.running(server)?;

@@ -10,9 +10,8 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
     FormElicitationCapability, Implementation, InputRequest, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    RequestMetaObject, Root as McpRoot, RootsCapabilities, SamplingCapability,
-    UrlElicitationCapability,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, RequestMetaObject,
+    Root as McpRoot, RootsCapabilities, SamplingCapability, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -20,8 +19,8 @@ use serde_json::Value;
 use crate::config::RootsFilter;
 use crate::elicitation::{self, Policy};
 use crate::guard;
-use crate::mcp::CLIENT_NAME;
 use crate::mcp::flood;
+use crate::mcp::host::{CLIENT_NAME, progress_key};
 use crate::mcp::host::{Event, Host, LogLevel, Observed, ProgressUpdate};
 use crate::mcp::requester::{Asker, Calls};
 use crate::mcp::wire::raw;
@@ -581,9 +580,4 @@ impl Handler {
             });
         });
     }
-}
-
-/// The key progress sinks are registered under.
-pub fn progress_key(token: &ProgressToken) -> String {
-    serde_json::to_string(token).unwrap_or_default()
 }

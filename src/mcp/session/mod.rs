@@ -3,6 +3,7 @@
 //! questions, and the exchange that drives a call to its [`Reply`](crate::mcp::Reply).
 
 pub mod connection;
+pub mod exchange;
 pub mod handler;
 pub mod listen;
 pub mod listing;

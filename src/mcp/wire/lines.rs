@@ -41,7 +41,7 @@ pub fn answer_of(
     let result = match (answer.result, answer.error) {
         (Some(result), None)
             if result.get().starts_with('{')
-                && !scan::has_surrogate_escape(result.get().as_bytes()) =>
+                && !crate::mcp::reply::has_surrogate_escape(result.get().as_bytes()) =>
         {
             Ok(line.slice_ref(result.get().as_bytes()))
         }

@@ -17,8 +17,8 @@ use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RoleClient, RxJsonRpcMessage};
 
 use crate::mcp::flood;
+use crate::mcp::host::progress_key;
 use crate::mcp::host::{Host, ProgressUpdate};
-use crate::mcp::session::handler::progress_key;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How many stderr lines are kept for error messages.

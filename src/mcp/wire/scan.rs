@@ -554,25 +554,5 @@ impl Scan {
     }
 }
 
-/// Whether `json` has a `\uD800`–`\uDFFF` escape (or what might be one): serde_json's scan
-/// accepts them unpaired, where a full parse refuses a lone one; such lines go the usual way.
-pub fn has_surrogate_escape(json: &[u8]) -> bool {
-    let surrogate = |i: usize| {
-        matches!(json.get(i + 2), Some(b'd' | b'D'))
-            && matches!(
-                json.get(i + 3),
-                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
-            )
-    };
-    // Each `\u`: in a small result, each backslash found with `memchr` (a `memmem` searcher
-    // costs more to build than the result costs to scan); in a big one (whose text may escape
-    // a quote every few bytes), with `memmem`.
-    if json.len() < 4096 {
-        memchr::memchr_iter(b'\\', json).any(|i| json.get(i + 1) == Some(&b'u') && surrogate(i))
-    } else {
-        memchr::memmem::find_iter(json, b"\\u").any(surrogate)
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests;

@@ -338,7 +338,7 @@ pub(crate) fn outline(line: &Bytes, text: Option<&str>) -> Option<Outline> {
     };
     let members = head.result.0;
     let result = object_span(line, &members)?;
-    if has_surrogate_escape(&line[result.clone()]) {
+    if crate::mcp::reply::has_surrogate_escape(&line[result.clone()]) {
         return None;
     }
     Some(Outline {

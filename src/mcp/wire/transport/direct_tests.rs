@@ -49,7 +49,7 @@ async fn calls_past_rmcp_are_answered_from_the_transport_and_fail_when_it_ends()
         let id = direct.next_id();
         let params = CallToolRequestParams::new(name.to_string());
         let taker = taken.clone();
-        let early: crate::mcp::ReplySink = Box::new(move |result| {
+        let early: crate::mcp::reply::ReplySink = Box::new(move |result| {
             taker.lock().push(result.clone());
             true
         });
