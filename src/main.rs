@@ -109,10 +109,10 @@ fn forget_gateway_variables() {
 
 /// glibc serves big blocks (a large message's buffer) with `mmap`, but after the first one is
 /// freed it raises that threshold to the block's size (up to 32 MiB), so later big blocks come
-/// from the heap and stay resident after they are freed: the sidecar kept ~80 MiB after one
-/// 10 MiB result. Fixed thresholds turn that adjustment off: blocks of 256 KiB and more are
-/// mapped and returned to the system when freed, and more than 1 MiB free at the heap's top is
-/// trimmed. (Measured in docs/benchmarks.md, "Memory returns".)
+/// from the heap and stay resident after they are freed (about 80 MiB after one 10 MiB result).
+/// Fixed thresholds turn that adjustment off: blocks of 256 KiB and more are mapped and returned
+/// to the system when freed, and more than 1 MiB free at the heap's top is trimmed
+/// (docs/performance.md).
 fn return_big_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before any other thread starts.

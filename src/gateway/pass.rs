@@ -129,7 +129,6 @@ pub fn through(
             return Ok(value);
         }
         Reply::Raw(stored) => stored,
-        Reply::Sent => return Err(unreadable()),
     };
     let modern = context
         .protocol_version()

@@ -465,7 +465,6 @@ impl GatewayServer {
         let call = operation(Caller {
             agent: Some(agent),
             progress,
-            sink: None,
         });
         // Dropping the call on the agent's `notifications/cancelled` cancels it downstream.
         tokio::select! {

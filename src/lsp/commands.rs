@@ -19,7 +19,7 @@ use crate::contract::{
     QuickPickResult, ResourceArgs, RestartServerArgs, ServerArgs,
 };
 use crate::elicitation::arguments::{self, NoArguments};
-use crate::mcp::{Caller, Manager, ProgressUpdate, Reply, ReplySink, ToolArguments};
+use crate::mcp::{Caller, Manager, ProgressUpdate, Reply, ToolArguments};
 
 /// What a command works with: the backend's handles, lent for one command.
 pub struct Context<'a> {
@@ -36,12 +36,7 @@ pub struct Context<'a> {
 /// command paid for copying it whole into its box, the quickest included (a `tools/call` future
 /// is about 10 KiB at opt-level 3, most of it rmcp's request).
 pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Reply> {
-    let Command {
-        name,
-        arg,
-        token,
-        sink,
-    } = command;
+    let Command { name, arg, token } = command;
     let result = match name.as_str() {
         contract::CMD_LIST_SERVERS => to_value(cx.manager.list_servers().shown()),
         contract::CMD_LIST_TOOLS => {
@@ -57,7 +52,7 @@ pub async fn execute(cx: &Context<'_>, command: Command) -> Result<Reply> {
         contract::CMD_CALL_TOOL => {
             let args: CallToolArgs = parse_arg(arg)?;
             let _permit = cx.gate.enter().map_err(to_lsp)?;
-            return Box::pin(call_tool(cx, args, token, sink)).await;
+            return Box::pin(call_tool(cx, args, token)).await;
         }
         contract::CMD_RESTART_SERVER => {
             let args: RestartServerArgs = parse_arg(arg)?;
@@ -152,13 +147,11 @@ fn to_value<T: serde::Serialize>(value: T) -> Value {
 }
 
 /// A `workspace/executeCommand` as the commands read it: its name, its first argument (the
-/// only one they take), the editor's progress token, and where a result may be written as soon
-/// as it is read (`callTool` without progress: see [`ReplySink`]).
+/// only one they take) and the editor's progress token.
 pub struct Command {
     pub name: String,
     pub arg: Arg,
     pub token: Option<ProgressToken>,
-    pub sink: Option<ReplySink>,
 }
 
 /// A command's argument: parsed already (tower-lsp-server's params), or the JSON as the serve
@@ -177,7 +170,6 @@ impl From<ExecuteCommandParams> for Command {
             name: params.command,
             arg: arg.map_or(Arg::None, Arg::Value),
             token: params.work_done_progress_params.work_done_token,
-            sink: None,
         }
     }
 }
@@ -215,7 +207,6 @@ async fn call_tool(
     cx: &Context<'_>,
     args: CallToolArgs,
     token: Option<ProgressToken>,
-    sink: Option<ReplySink>,
 ) -> Result<Reply> {
     let (progress, reporter) = match token {
         Some(token) => {
@@ -236,7 +227,6 @@ async fn call_tool(
     let caller = Caller {
         agent: None,
         progress,
-        sink,
     };
     let result = cx
         .manager
@@ -544,7 +534,7 @@ mod tests {
         // and every listing and `getPrompt` 11 KiB, copied into their boxes on every call.
         let args: super::CallToolArgs =
             serde_json::from_value(serde_json::json!({"server": "a", "tool": "b"})).unwrap();
-        let tool = std::mem::size_of_val(&super::call_tool(&cx, args, None, None));
+        let tool = std::mem::size_of_val(&super::call_tool(&cx, args, None));
         assert!(tool < call + 1024, "callTool's future is {tool} bytes");
         let args: super::GetPromptArgs =
             serde_json::from_value(serde_json::json!({"server": "a", "name": "b"})).unwrap();

@@ -213,7 +213,7 @@ impl Task {
         {
             let message = error.to_string();
             let first = self.reported.insert(message.clone());
-            // Ignored keys are logged once; errors at every pass, as before.
+            // Ignored keys are logged once; errors at every pass.
             if first || level == MessageType::Error {
                 tracing::warn!("{message}");
             }

@@ -3,8 +3,7 @@
 //! `tools/call`, `resources/read` and `prompts/get` answer with a [`Reply`]. A result the server
 //! sent in its usual shape ([`plain`]) stays the bytes it sent ([`Reply::Raw`]): the faces write
 //! them into their own message unread (the editor's reply, an agent's response). Anything else is
-//! JSON ([`Reply::Json`]): read through rmcp's result type, as rmcp's own client reads it. A
-//! caller that passed a [`ReplySink`] may find its reply written already ([`Reply::Sent`]).
+//! JSON ([`Reply::Json`]): read through rmcp's result type, as rmcp's own client reads it.
 
 use std::borrow::Cow;
 
@@ -23,28 +22,17 @@ pub enum Reply {
     Raw(Bytes),
     /// The result as JSON.
     Json(Value),
-    /// Written already through the caller's [`ReplySink`].
-    Sent,
 }
 
 impl Reply {
-    /// The result as JSON, for a caller that needs the tree itself. `None` for [`Reply::Sent`].
+    /// The result as JSON, for a caller that needs the tree itself.
     pub fn into_value(self) -> Option<Value> {
         match self {
             Reply::Raw(bytes) => serde_json::from_slice(&bytes).ok(),
             Reply::Json(value) => Some(value),
-            Reply::Sent => None,
         }
     }
 }
-
-/// Where a caller wants a small [`Reply::Raw`] written the moment the server's answer is read:
-/// true when it wrote it (the call then ends with [`Reply::Sent`]). A result that is not plain,
-/// an error, a bigger result, or a sink that declines goes the usual way.
-pub type ReplySink = Box<dyn FnOnce(&Bytes) -> bool + Send>;
-
-/// Results at most this long may go to a [`ReplySink`].
-pub const SINK_MAX: usize = 64 * 1024;
 
 /// Who makes a call, and what it wants on the way.
 #[derive(Default)]
@@ -53,17 +41,6 @@ pub struct Caller {
     pub agent: Option<Agent>,
     /// Where the server's progress goes.
     pub progress: Option<super::ProgressFn>,
-    /// Where the reply may be written as soon as it is read.
-    pub sink: Option<ReplySink>,
-}
-
-impl Caller {
-    pub fn with_progress(progress: Option<super::ProgressFn>) -> Self {
-        Caller {
-            progress,
-            ..Caller::default()
-        }
-    }
 }
 
 /// A result the sidecar hands on as the server sent it: an object whose members are as a tool
@@ -323,6 +300,5 @@ mod tests {
     fn a_raw_reply_reads_as_its_json() {
         let raw = Reply::Raw(Bytes::from_static(br#"{"content":[]}"#));
         assert_eq!(raw.into_value(), Some(json!({"content": []})));
-        assert_eq!(Reply::Sent.into_value(), None);
     }
 }

@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::jsonrpc::{Error, Id};
 
 use super::Handled;
-use crate::mcp::{Reply, SINK_MAX};
+use crate::mcp::Reply;
 
 /// A header longer than this without its blank line is not LSP framing.
 const HEADER_MAX: usize = 8 * 1024;
@@ -20,6 +20,9 @@ const HEADER_MAX: usize = 8 * 1024;
 const OUTPUT_HIGH: usize = 8 << 20;
 /// The input buffer is read into in pieces of at least this much.
 const READ_CHUNK: usize = 16 * 1024;
+/// A raw result up to this long is copied into the output buffer with its frame; a longer one
+/// is queued as it is.
+const COPY_MAX: usize = 64 * 1024;
 
 /// The reply to a fast-lane request, as tower-lsp-server writes one.
 #[derive(Serialize)]
@@ -162,7 +165,7 @@ pub(super) struct Output<O> {
     /// The writer has taken bytes since it was last flushed.
     unflushed: bool,
     /// Writing failed: what would be written is dropped.
-    pub(super) gone: bool,
+    gone: bool,
     body: Vec<u8>,
 }
 
@@ -192,8 +195,6 @@ impl<O: AsyncWrite + Unpin> Output<O> {
         let (result, error) = match handled {
             Ok(Reply::Raw(raw)) => return self.reply_raw(id, raw),
             Ok(Reply::Json(value)) => (Some(value), None),
-            // Written already, through the command's sink.
-            Ok(Reply::Sent) => return,
             Err(error) => (None, Some(error)),
         };
         self.message(&LaneReply {
@@ -218,7 +219,7 @@ impl<O: AsyncWrite + Unpin> Output<O> {
         self.body.push(b'}');
         self.header(HEAD.len() + raw.len() + self.body.len());
         self.tail.extend_from_slice(HEAD);
-        if raw.len() <= SINK_MAX {
+        if raw.len() <= COPY_MAX {
             self.tail.extend_from_slice(raw);
         } else {
             let before = std::mem::take(&mut self.tail);

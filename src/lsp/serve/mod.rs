@@ -4,8 +4,8 @@
 //! the message tried against each variant), routes it through its layers and its router (the
 //! params decoded a second time, the handler's future boxed and moved), and sends each reply
 //! through two channels and a framed writer. For `workspace/executeCommand`, which an editor sends
-//! for every tool call, that was more of the sidecar's own work per call than the relay to the
-//! server (docs/benchmarks.md, "Issue 18, fifth round").
+//! for every tool call, that is more of the sidecar's own work per call than the relay to the
+//! server (docs/performance.md).
 //!
 //! This loop frames and reads the messages itself and answers `workspace/executeCommand` straight
 //! from the [`Backend`] (the fast lane): the same handler under the same panic guard, with
@@ -15,12 +15,6 @@
 //! `workspace/executeCommand` before `initialize` has succeeded, after `shutdown`, and whenever
 //! anything about it is unusual (an id that is not an integer or a string, an id already in use,
 //! params that do not read), so that those get tower-lsp-server's answers, as before.
-//!
-//! A `callTool` alone in flight is answered early: its reply is written from the server's read,
-//! the moment the transport has the result (the command's [`ReplySink`]), and the command's own
-//! layers finish after it, off the path the editor waits on. The reply and the loop's own
-//! answer to the request claim it once between them ([`Claim`]), so a request is answered once
-//! whatever finishes first.
 //!
 //! A result that came as the server sent it ([`Reply::Raw`]) is written into its reply as
 //! those bytes: a big one is queued as it is, not copied ([`Output`]).
@@ -33,9 +27,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use futures::future::{AbortHandle, Abortable, BoxFuture};
 use futures::stream::FuturesUnordered;
@@ -48,8 +40,7 @@ use tower_service::Service;
 use super::backend::Backend;
 use super::commands::Command;
 use super::gate::CONCURRENCY_LEVEL;
-use crate::contract;
-use crate::mcp::{Reply, ReplySink};
+use crate::mcp::Reply;
 
 /// Messages read from the input per turn before the loop lets other tasks run.
 const MESSAGES_PER_TURN: usize = 32;
@@ -82,11 +73,7 @@ pub(super) async fn run<I, O>(
     let mut serve = Serve {
         input: Input::new(input),
         reading: true,
-        shared: Arc::new(Shared {
-            output: parking_lot::Mutex::new(Output::new(output)),
-            waker: parking_lot::Mutex::new(None),
-            jobs: AtomicUsize::new(0),
-        }),
+        output: Output::new(output),
         service,
         backend,
         held: None,
@@ -101,33 +88,11 @@ pub(super) async fn run<I, O>(
     std::future::poll_fn(|cx| serve.poll(cx)).await;
 }
 
-/// What the loop shares with an early answer, which runs in the server's transport's task.
-struct Shared<O> {
-    output: parking_lot::Mutex<Output<O>>,
-    /// The loop's waker: a reply the editor does not take at once is written on by the loop.
-    waker: parking_lot::Mutex<Option<Waker>>,
-    /// The loop's jobs (lane and service): an early answer only when its call is the one job.
-    /// Several at once keep their replies batched in the loop's writes.
-    jobs: AtomicUsize,
-}
-
-/// Who answers a lane request that may be answered early: [`Claim::take`] is true once.
-#[derive(Default)]
-struct Claim(AtomicU8);
-
-impl Claim {
-    fn take(&self) -> bool {
-        self.0
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-}
-
 struct Serve<I, O, Q, A> {
     input: Input<I>,
     /// False once the input ended, failed, or `exit` was handed on.
     reading: bool,
-    shared: Arc<Shared<O>>,
+    output: Output<O>,
     service: LspService<Backend>,
     backend: Backend,
     /// A request for the service, waiting for it to be ready (it is not while `initialize` runs).
@@ -154,19 +119,11 @@ where
     A: Sink<Response, Error = ExitedError> + Unpin,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        {
-            let mut waker = self.shared.waker.lock();
-            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *waker = Some(cx.waker().clone());
-            }
-        }
-        let done = self.poll_turn(cx);
-        self.shared.jobs.store(self.jobs.len(), Ordering::Release);
-        done
+        self.poll_turn(cx)
     }
 
-    fn output(&self) -> parking_lot::MutexGuard<'_, Output<O>> {
-        self.shared.output.lock()
+    fn output(&mut self) -> &mut Output<O> {
+        &mut self.output
     }
 
     fn poll_turn(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -183,10 +140,10 @@ where
                 }
             }
             if let Some(requests) = self.requests.as_mut() {
-                while self.shared.output.lock().room() {
+                while self.output.room() {
                     match Pin::new(&mut *requests).poll_next(cx) {
                         Poll::Ready(Some(request)) => {
-                            self.shared.output.lock().message(&request);
+                            self.output.message(&request);
                             progress = true;
                         }
                         Poll::Ready(None) => {
@@ -237,7 +194,7 @@ where
                     progress = true;
                 }
                 if self.jobs.is_empty() {
-                    let mut output = self.output();
+                    let output = self.output();
                     output.poll_drain(cx);
                     return if output.is_empty() {
                         Poll::Ready(())
@@ -330,47 +287,16 @@ where
     }
 
     /// `workspace/executeCommand` on the fast lane.
-    fn fast(&mut self, id: Id, mut command: Command) {
+    fn fast(&mut self, id: Id, command: Command) {
         let backend = self.backend.clone();
-        // `callTool` answers with the server's result as it came (unless progress is to end
-        // before it): that may be written the moment it is read.
-        let claim = (command.name == contract::CMD_CALL_TOOL && command.token.is_none())
-            .then(|| Arc::new(Claim::default()));
-        if let Some(claim) = &claim {
-            command.sink = Some(self.early(&id, claim.clone()));
-        }
         let handler: BoxFuture<'static, Handled> =
             Box::pin(async move { backend.command(command).await });
         let (handle, registration) = AbortHandle::new_pair();
         self.lane.insert(id.clone(), handle);
         self.jobs.push(Job::Lane {
             id: Some(id),
-            claim,
             handler: Abortable::new(handler, registration),
         });
-    }
-
-    /// Writes request `id`'s reply with a plain result as the server sent it, from the server's
-    /// read: only when its call is the loop's one job and nothing is queued before it.
-    fn early(&self, id: &Id, claim: Arc<Claim>) -> ReplySink {
-        let shared = self.shared.clone();
-        let id = id.clone();
-        Box::new(move |result| {
-            if shared.jobs.load(Ordering::Acquire) != 1 {
-                return false;
-            }
-            let Some(waker) = shared.waker.lock().clone() else {
-                return false;
-            };
-            let mut output = shared.output.lock();
-            if !output.is_empty() || output.gone || !claim.take() {
-                return false;
-            }
-            output.reply_raw(&id, result);
-            // What the editor does not take now, the loop writes (its waker is registered).
-            output.poll_drain(&mut Context::from_waker(&waker));
-            true
-        })
     }
 
     fn for_service(&mut self, request: Request) {
@@ -400,7 +326,6 @@ where
             Poll::Ready(Ok(())) => {
                 let exit = request.method() == "exit";
                 self.jobs.push(Job::Service(self.service.call(request)));
-                self.shared.jobs.store(self.jobs.len(), Ordering::Release);
                 if exit {
                     self.reading = false;
                 }
@@ -442,11 +367,9 @@ where
                 }
                 self.output().message(&response);
             }
-            Finished::Lane(id, handled, claim) => {
+            Finished::Lane(id, handled) => {
                 self.lane.remove(&id);
-                if claim.is_none_or(|claim| claim.take()) {
-                    self.output().reply(&id, &handled);
-                }
+                self.output().reply(&id, &handled);
             }
         }
     }
@@ -456,15 +379,13 @@ enum Job {
     Service(BoxFuture<'static, Result<Option<Response>, ExitedError>>),
     Lane {
         id: Option<Id>,
-        /// For a request that may be answered early.
-        claim: Option<Arc<Claim>>,
         handler: Abortable<BoxFuture<'static, Handled>>,
     },
 }
 
 enum Finished {
     Service(Option<Response>),
-    Lane(Id, Handled, Option<Arc<Claim>>),
+    Lane(Id, Handled),
 }
 
 impl Future for Job {
@@ -476,14 +397,10 @@ impl Future for Job {
                 .as_mut()
                 .poll(cx)
                 .map(|done| Finished::Service(done.ok().flatten())),
-            Job::Lane { id, claim, handler } => {
+            Job::Lane { id, handler } => {
                 let handled = std::task::ready!(Pin::new(handler).poll(cx))
                     .unwrap_or_else(|_aborted| Err(Error::request_cancelled()));
-                Poll::Ready(Finished::Lane(
-                    id.take().unwrap_or_default(),
-                    handled,
-                    claim.take(),
-                ))
+                Poll::Ready(Finished::Lane(id.take().unwrap_or_default(), handled))
             }
         }
     }

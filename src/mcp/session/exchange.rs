@@ -17,7 +17,7 @@ use super::connection::{Connection, MAX_MRTR_ROUNDS, SERVER_LOG_LEVEL, within_se
 use crate::contract::CallError;
 use crate::mcp::host::progress_key;
 use crate::mcp::host::{Host, ProgressFn};
-use crate::mcp::reply::{Caller, Reply, ReplySink};
+use crate::mcp::reply::{Caller, Reply};
 use crate::mcp::wire::direct::Direct;
 
 /// `URLElicitationRequiredError` (2025-11-25 only).
@@ -79,11 +79,7 @@ impl Connection {
         mut params: P,
         caller: Caller,
     ) -> Result<Reply, CallError> {
-        let Caller {
-            agent,
-            progress,
-            mut sink,
-        } = caller;
+        let Caller { agent, progress } = caller;
         if self.modern && self.direct.is_none() {
             // 2026-07-28 servers log only for requests that ask (there is no
             // `logging/setLevel`); legacy servers log at their own level.
@@ -97,7 +93,7 @@ impl Connection {
         for _round in 0..MAX_MRTR_ROUNDS {
             let answered = match &self.direct {
                 Some((direct, meta)) => {
-                    let request = Direct::request(direct, meta, progress.clone(), sink.take());
+                    let request = Direct::request(direct, meta, progress.clone());
                     self.send_direct(request, &mut params).await
                 }
                 // Boxed, as the rarer paths below: the call's future, copied into a box for every
@@ -193,7 +189,6 @@ impl Connection {
             direct,
             meta,
             progress,
-            sink,
         } = request;
         let id = direct.next_id();
         let mut guard = CancelGuard {
@@ -214,20 +209,14 @@ impl Connection {
             params.set_meta(meta);
         }
         let closed = || self.service_error(ServiceError::TransportClosed);
-        let answer = direct
-            .send(&id, P::METHOD, params, sink)
-            .ok_or_else(closed)?;
+        let answer = direct.send(&id, P::METHOD, params).ok_or_else(closed)?;
         guard.id = Some(id);
         let outcome =
             within_server_time(&self.handler.host.clock(&self.server), self.timeout, answer)
                 .await
                 .ok_or_else(|| self.timeout_error())?;
         guard.id = None;
-        let delivered = outcome.map_err(|_| closed())?;
-        if delivered.sent {
-            return Ok(Answered::Final(Reply::Sent));
-        }
-        match delivered.answer {
+        match outcome.map_err(|_| closed())? {
             Ok(result) => self.judge::<P::Result>(result, P::METHOD),
             Err(error) => Err(self.service_error(ServiceError::McpError(error))),
         }
@@ -354,13 +343,11 @@ enum Answered {
     Required(rmcp::model::InputRequiredResult),
 }
 
-/// One request past rmcp: where it goes, the `_meta` it carries, and what its caller wants on
-/// the way.
+/// One request past rmcp: where it goes, the `_meta` it carries, and where its progress goes.
 struct DirectRequest<'a> {
     direct: &'a Arc<Direct>,
     meta: &'a RequestMetaObject,
     progress: Option<ProgressFn>,
-    sink: Option<ReplySink>,
 }
 
 impl Direct {
@@ -368,13 +355,11 @@ impl Direct {
         self: &'a Arc<Self>,
         meta: &'a RequestMetaObject,
         progress: Option<ProgressFn>,
-        sink: Option<ReplySink>,
     ) -> DirectRequest<'a> {
         DirectRequest {
             direct: self,
             meta,
             progress,
-            sink,
         }
     }
 }
@@ -431,7 +416,7 @@ pub enum ToolArguments {
 }
 
 /// `tools/call` whose arguments may still be the editor's JSON text: written to a server as
-/// they came where the sidecar writes the request itself (a legacy stdio session, `direct`);
+/// they came where the sidecar writes the request itself (a stdio session, `direct`);
 /// read into the object only for rmcp's typed request (the other sessions).
 #[derive(Clone, serde::Serialize)]
 struct ToolCall {
@@ -571,7 +556,7 @@ mod tests {
         }
     }
 
-    /// The editor's arguments must be an object, as the `Map` they used to be read into.
+    /// The editor's arguments must be an object.
     #[test]
     fn arguments_that_are_not_an_object_are_refused() {
         for bad in ["3", "[1]", r#""x""#, "true"] {

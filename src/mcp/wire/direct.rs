@@ -1,4 +1,4 @@
-//! `tools/call`, `resources/read` and `prompts/get` on a legacy stdio session, past rmcp's peer.
+//! `tools/call`, `resources/read` and `prompts/get` on a stdio session, past rmcp's peer.
 //!
 //! rmcp's request path costs more than the rest of a small call through the sidecar: its peer's
 //! channel, a turn of its loop, a task for the write, the typed request serialized through its
@@ -11,15 +11,11 @@
 //! What this keeps of rmcp's request path:
 //! - ids (and progress tokens, which are the ids) from [`FIRST_ID`] on, a range rmcp's own `u32`
 //!   counters never reach, and below 2^53, so a JavaScript server reads them exactly;
-//! - the id registered before the line is written, for the relay of big answers too;
+//! - the id registered before the line is written, so the answer finds its call however soon;
 //! - the answer handed over in the transport, before rmcp would see it; progress is routed there
 //!   already ([`Diagnostics::deliver_progress`](crate::mcp::wire::process::Diagnostics));
 //! - the pending calls failed at once when the transport ends ([`Direct::close`]);
 //! - `notifications/cancelled` when the caller gives up ([`Direct::cancel`]).
-//!
-//! A caller that passed a [`ReplySink`] gets a small plain result written through it the
-//! moment the transport reads it: the editor's reply is then written from the read itself, and
-//! the call's own layers (its timer, guards) finish after it, off the path the editor waits on.
 //!
 //! Both eras: a 2026-07-28 server sends no requests of its own (SEP-2322), so nothing needs
 //! rmcp to see the call pending; the request carries the `_meta` rmcp would give it.
@@ -32,7 +28,6 @@ use rmcp::model::{ErrorData, RequestId};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use crate::mcp::reply::{ReplySink, SINK_MAX, plain};
 use crate::mcp::wire::write::{Writer, finish_line, write_line};
 
 /// The first id of a request made here: past rmcp's `u32` ids, below 2^53.
@@ -42,17 +37,8 @@ pub const FIRST_ID: i64 = 1 << 32;
 /// or its error.
 pub type Answer = Result<Bytes, ErrorData>;
 
-/// What a waiting call is handed: the answer, and whether its [`ReplySink`] took it already.
-pub struct Delivered {
-    pub answer: Answer,
-    pub sent: bool,
-}
-
 /// A call waiting for its answer.
-struct Waiting {
-    tx: oneshot::Sender<Delivered>,
-    sink: Option<ReplySink>,
-}
+type Waiting = oneshot::Sender<Answer>;
 
 /// The requests of one stdio connection made past rmcp.
 pub struct Direct {
@@ -77,15 +63,14 @@ impl Direct {
         RequestId::Number(self.next.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Writes request `id` (from [`Direct::next_id`]); the answer to come (a small plain result
-    /// first to `sink`, if given). `None` when the transport has ended (nothing is written).
+    /// Writes request `id` (from [`Direct::next_id`]); the answer to come. `None` when the
+    /// transport has ended (nothing is written).
     pub fn send(
         self: &Arc<Self>,
         id: &RequestId,
         method: &str,
         params: &impl Serialize,
-        sink: Option<ReplySink>,
-    ) -> Option<oneshot::Receiver<Delivered>> {
+    ) -> Option<oneshot::Receiver<Answer>> {
         let RequestId::Number(n) = *id else {
             return None;
         };
@@ -99,10 +84,7 @@ impl Direct {
         line.extend_from_slice(b"}\n");
         let (tx, rx) = oneshot::channel();
         // Registered before the line is written: the answer finds its caller however soon.
-        self.pending
-            .lock()
-            .as_mut()?
-            .insert(n, Waiting { tx, sink });
+        self.pending.lock().as_mut()?.insert(n, tx);
         if let Some(rest) = write_line(&self.writer, line) {
             let this = self.clone();
             finish_line(rest, move |e| {
@@ -133,17 +115,12 @@ impl Direct {
         }
     }
 
-    /// Hands `answer` to the call waiting for `id` (a small plain result to its [`ReplySink`]
-    /// first); false when none is (the answer is rmcp's).
+    /// Hands `answer` to the call waiting for `id`; false when none is (the answer is rmcp's).
     pub fn deliver(&self, id: &RequestId, answer: Answer) -> bool {
-        let Some(Waiting { tx, sink }) = self.take(id) else {
+        let Some(tx) = self.take(id) else {
             return false;
         };
-        let sent = match (&answer, sink) {
-            (Ok(result), Some(sink)) if result.len() <= SINK_MAX && plain(result) => sink(result),
-            _ => false,
-        };
-        let _ = tx.send(Delivered { answer, sent });
+        let _ = tx.send(answer);
         true
     }
 
