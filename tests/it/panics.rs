@@ -145,7 +145,7 @@ async fn an_injected_panic_costs_one_request_not_the_sidecar() {
     let message = doomed["message"].as_str().unwrap();
     assert!(
         message.contains("internal error in mcp-sidecar")
-            && message.contains("src/mcp/supervisor.rs"),
+            && message.contains("src/mcp/servers/supervisor.rs"),
         "{doomed}"
     );
 
