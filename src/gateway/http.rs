@@ -34,7 +34,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::pass;
-use super::server::{GatewayServer, Scope, Shared};
+use super::server::GatewayServer;
+use super::shared::{Scope, Shared};
 
 /// The `Upgrade` protocol of the stdio tunnel.
 pub const TUNNEL_PROTOCOL: &str = "mcp-stdio";

@@ -22,6 +22,7 @@ mod names;
 mod pass;
 mod routes;
 mod server;
+mod shared;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -44,7 +45,7 @@ const SETTLE: Duration = Duration::from_millis(100);
 /// The gateway of one sidecar: started when `gateway.enabled` (once the first configuration is
 /// applied), stopped when it is turned off or the editor goes.
 pub struct Gateway {
-    shared: Arc<server::Shared>,
+    shared: Arc<shared::Shared>,
     folders: Mutex<Vec<PathBuf>>,
     running: Mutex<Option<Running>>,
     stopped: tokio_util::sync::CancellationToken,
@@ -76,7 +77,7 @@ impl Gateway {
     /// Follows the manager's settings from now on; `folders` key the discovery files.
     pub fn spawn(manager: Arc<Manager>, folders: Vec<PathBuf>) -> Arc<Gateway> {
         let gateway = Arc::new(Gateway {
-            shared: server::Shared::new(manager.clone()),
+            shared: shared::Shared::new(manager.clone()),
             folders: Mutex::new(folders),
             running: Mutex::new(None),
             stopped: tokio_util::sync::CancellationToken::new(),
@@ -95,12 +96,12 @@ impl Gateway {
                     let now = this.shared.fingerprint().await;
                     if let Some((tools, running)) = listed {
                         if tools != now.0 {
-                            this.shared.notify(server::List::Tools, None).await;
+                            this.shared.notify(shared::List::Tools, None).await;
                         }
                         // Servers that start or stop change the prompts and resources too.
                         if running != now.1 {
-                            this.shared.notify(server::List::Prompts, None).await;
-                            this.shared.notify(server::List::Resources, None).await;
+                            this.shared.notify(shared::List::Prompts, None).await;
+                            this.shared.notify(shared::List::Resources, None).await;
                         }
                     }
                     listed = Some(now);
