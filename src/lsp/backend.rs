@@ -1,6 +1,7 @@
-//! The `LanguageServer` implementation. `initialize` only records what the editor sent (no
-//! server is started inside it); servers start after `initialized`. No handler here awaits a
-//! person except the gated commands.
+//! The `LanguageServer` implementation (the lifecycle and the workspace's notifications), and
+//! the way into the commands ([`Backend::command`]). `initialize` only records what the editor
+//! sent (no server is started inside it); servers start after `initialized`. No handler here
+//! awaits a person.
 
 use std::sync::Arc;
 
@@ -8,9 +9,9 @@ use parking_lot::Mutex;
 
 use tower_lsp_server::gen_lsp_types::{
     DidChangeConfigurationParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
-    ExecuteCommandOptions, ExecuteCommandParams, InitializeParams, InitializeResult,
-    InitializedParams, LspAny, RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressOptions,
-    WorkspaceFolder, WorkspaceFolders, WorkspaceFoldersServerCapabilities, WorkspaceOptions,
+    ExecuteCommandOptions, InitializeParams, InitializeResult, InitializedParams, LspAny, RootPath,
+    ServerCapabilities, ServerInfo, WorkDoneProgressOptions, WorkspaceFolder, WorkspaceFolders,
+    WorkspaceFoldersServerCapabilities, WorkspaceOptions,
 };
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::{Client, LanguageServer};
@@ -232,15 +233,11 @@ impl LanguageServer for Backend {
         })
         .await;
     }
-
-    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LspAny>> {
-        let reply = self.command(params.into()).await?;
-        Ok(reply.into_value())
-    }
 }
 
 impl Backend {
-    /// `workspace/executeCommand`, from tower-lsp-server's params or the serve loop's lane.
+    /// `workspace/executeCommand`: the serve loop's one way into the commands (see
+    /// [`super::serve`]), under the panic guard.
     pub async fn command(&self, command: commands::Command) -> Result<crate::mcp::Reply> {
         /// The method a panic names, formatted only then (not for every command).
         struct Method(&'static str);
@@ -264,7 +261,7 @@ impl Backend {
                 editor: self.editor(),
                 reconfigure: &|| self.reconfigure(),
             };
-            // Boxed: the commands' future is large, and tower-lsp-server moves this one whole.
+            // Boxed: the commands' future is large, and the serve loop moves this one whole.
             Box::pin(commands::execute(&cx, command)).await
         })
         .await
@@ -352,15 +349,15 @@ impl Backend {
 
 #[cfg(test)]
 mod tests {
-    /// The serve loop boxes the command handler's future on every request (and tower-lsp-server
-    /// does for the commands it is handed): it stays small, the commands' own future boxed once
-    /// inside it.
+    /// The serve loop boxes a command's future on every request: it stays small, the commands'
+    /// own future boxed once inside it.
     #[test]
-    fn the_command_handlers_future_stays_small() {
+    fn the_commands_future_holds_no_command_inline() {
         let (service, _socket) = tower_lsp_server::LspService::new(super::Backend::new);
-        let params = serde_json::from_value(serde_json::json!({"command": "x"})).unwrap();
-        let future = tower_lsp_server::LanguageServer::execute_command(service.inner(), params);
+        let params: tower_lsp_server::gen_lsp_types::ExecuteCommandParams =
+            serde_json::from_value(serde_json::json!({"command": "mcp-sidecar.callTool"})).unwrap();
+        let future = service.inner().command(params.into());
         let size = std::mem::size_of_val(&future);
-        assert!(size < 4096, "{size} bytes");
+        assert!(size < 2048, "{size} bytes");
     }
 }
