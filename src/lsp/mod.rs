@@ -12,6 +12,11 @@ mod serve;
 
 pub use backend::Backend;
 
+/// The commands the editor's face answers: the names of its handler table, in its order.
+pub fn command_names() -> impl Iterator<Item = &'static str> {
+    commands::HANDLERS.iter().map(|handler| handler.name)
+}
+
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::LspService;
 
