@@ -392,8 +392,9 @@ async fn editors_without_workspace_folders_fall_back_to_root_uri() {
     editor.shutdown_and_exit().await;
 }
 
-/// The serve loop answers `workspace/executeCommand` itself (its fast lane) and hands the rest to
-/// tower-lsp-server: around the lifecycle both answer as tower-lsp-server did. A message that
+/// The serve loop answers every `workspace/executeCommand` itself and hands the lifecycle to
+/// tower-lsp-server: around it commands are answered as tower-lsp-server answered them (see
+/// `execute_command.rs` for each unusual case). A message that
 /// cannot be read is one error with a null id, and the stream goes on (tower-lsp-server's reader
 /// ended the session at the first one: the editor's next write found a closed pipe).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,8 +432,8 @@ async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecy
         .send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         .await;
 
-    // Integer and string ids on the fast lane; a fractional id is not one tower-lsp-server
-    // reads either: an invalid request with a null id, as before.
+    // Integer and string ids; a fractional id is not one tower-lsp-server reads either: an
+    // invalid request with a null id, as before.
     for id in [json!(3), json!("four"), json!(-5)] {
         editor.send(list(id.clone())).await;
         let listed = editor.reply().await;

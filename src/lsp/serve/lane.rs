@@ -157,7 +157,7 @@ pub(super) fn execute_command_named(body: &[u8]) -> bool {
     FINDER.find(body).is_some()
 }
 
-/// A request id the fast lane takes: an integer or a string.
+/// A request id the one-pass reading takes: an integer or a string.
 pub(super) fn integer_or_string(raw: &RawValue) -> Option<Id> {
     let text = raw.get();
     match text.as_bytes().first()? {

@@ -103,7 +103,7 @@ struct Shared<O> {
     output: parking_lot::Mutex<Output<O>>,
     /// The loop's waker: a reply the editor does not take at once is written on by the loop.
     waker: parking_lot::Mutex<Option<Waker>>,
-    /// The loop's jobs (lane and service): an early answer only when its call is the one job.
+    /// The loop's jobs (commands and service): an early answer only when its call is the one job.
     /// Several at once keep their replies batched in the loop's writes.
     jobs: AtomicUsize,
 }
