@@ -14,6 +14,11 @@ mod stdio;
 pub use backend::Backend;
 pub use stdio::process_stdio;
 
+/// The commands the editor's face answers: the names of its handler table, in its order.
+pub fn command_names() -> impl Iterator<Item = &'static str> {
+    commands::HANDLERS.iter().map(|handler| handler.name)
+}
+
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::LspService;
 

@@ -1,7 +1,8 @@
 //! Keeps `docs/lsp-extensions.md` and `src/contract/mod.rs` in step: every method and command has a
 //! section, every name the page mentions exists, every field of every params type is documented in
-//! its section, and every example parses into the Rust type and serializes back unchanged. And
-//! keeps both editors in step with the contract: VS Code (`editors/vscode`) and Neovim
+//! its section, and every example parses into the Rust type and serializes back unchanged. Keeps
+//! the sidecar's command handlers (the table in `src/lsp/commands/mod.rs`) in step with the
+//! contract: one handler per command. And keeps both editors in step with the contract: VS Code (`editors/vscode`) and Neovim
 //! (`editors/nvim`) each handle every method and offer every command, or list it as not offered,
 //! with the reason.
 
@@ -90,6 +91,22 @@ fn every_method_and_command_has_exactly_one_section() {
         .collect();
     let code: BTreeSet<&str> = METHODS.iter().chain(COMMANDS).copied().collect();
     assert_eq!(headings, code);
+}
+
+#[test]
+fn every_command_has_exactly_one_handler() {
+    let handlers: Vec<&str> = mcp_sidecar::lsp::command_names().collect();
+    let unique: BTreeSet<&str> = handlers.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        handlers.len(),
+        "a command has two handlers: {handlers:?}"
+    );
+    assert_eq!(
+        unique,
+        COMMANDS.iter().copied().collect::<BTreeSet<_>>(),
+        "the handler table (src/lsp/commands/mod.rs) and contract::COMMANDS differ"
+    );
 }
 
 #[test]

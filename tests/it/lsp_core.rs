@@ -392,84 +392,9 @@ async fn editors_without_workspace_folders_fall_back_to_root_uri() {
     editor.shutdown_and_exit().await;
 }
 
-/// Raw LSP over a duplex, for what [`TestEditor`] never sends: broken frames and ids of every
-/// kind. Each reply is read as it comes (the next frame on the stream).
-struct RawEditor {
-    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    read: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
-}
-
-impl RawEditor {
-    /// The sidecar served in-process, and the editor's side of it.
-    fn serve() -> (RawEditor, tokio::task::JoinHandle<()>) {
-        isolate_user_config();
-        let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(sidecar_side);
-        let served = tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
-        let (er, ew) = tokio::io::split(editor_side);
-        let editor = RawEditor {
-            write: ew,
-            read: tokio::io::BufReader::new(er),
-        };
-        (editor, served)
-    }
-
-    async fn send_bytes(&mut self, bytes: &[u8]) {
-        use tokio::io::AsyncWriteExt;
-        self.write.write_all(bytes).await.unwrap();
-    }
-
-    async fn send(&mut self, message: Value) {
-        let body = message.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.send_bytes(frame.as_bytes()).await;
-    }
-
-    /// The next message that is not a notification or a request to the editor.
-    async fn reply(&mut self) -> Value {
-        self.until(|m| m.get("method").is_none()).await
-    }
-
-    /// The next message `pick` takes, replies and notifications alike.
-    async fn until(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
-        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
-        loop {
-            let mut length = None;
-            loop {
-                let mut line = String::new();
-                assert!(
-                    self.read.read_line(&mut line).await.unwrap() > 0,
-                    "the sidecar closed its output"
-                );
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.strip_prefix("Content-Length: ") {
-                    length = Some(value.parse::<usize>().unwrap());
-                }
-            }
-            let mut body = vec![0; length.expect("a Content-Length")];
-            self.read.read_exact(&mut body).await.unwrap();
-            let message: Value = serde_json::from_slice(&body).unwrap();
-            if pick(&message) {
-                return message;
-            }
-        }
-    }
-}
-
-/// `reply` is the error `code` to request `id`.
-fn assert_error(reply: &Value, id: Value, code: i64) {
-    assert_eq!(
-        (&reply["id"], &reply["error"]["code"]),
-        (&id, &json!(code)),
-        "{reply}"
-    );
-}
-
-/// The serve loop answers `workspace/executeCommand` itself (its fast lane) and hands the rest to
-/// tower-lsp-server: around the lifecycle both answer as tower-lsp-server did. A message that
+/// The serve loop answers every `workspace/executeCommand` itself and hands the lifecycle to
+/// tower-lsp-server: around it commands are answered as tower-lsp-server answered them (see
+/// `execute_command.rs` for each unusual case). A message that
 /// cannot be read is one error with a null id, and the stream goes on (tower-lsp-server's reader
 /// ended the session at the first one: the editor's next write found a closed pipe).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -507,8 +432,8 @@ async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecy
         .send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         .await;
 
-    // Integer and string ids on the fast lane; a fractional id is not one tower-lsp-server
-    // reads either: an invalid request with a null id, as before.
+    // Integer and string ids; a fractional id is not one tower-lsp-server reads either: an
+    // invalid request with a null id, as before.
     for id in [json!(3), json!("four"), json!(-5)] {
         editor.send(list(id.clone())).await;
         let listed = editor.reply().await;

@@ -7,6 +7,7 @@ mod support;
 mod blackbox;
 mod contract_docs;
 mod elicitation;
+mod execute_command;
 mod faults;
 mod floods;
 mod gateway;

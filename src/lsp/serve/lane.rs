@@ -1,4 +1,5 @@
-//! How the loop reads a `workspace/executeCommand` request: in one pass where it can.
+//! How the loop reads a message: what it reads of every one ([`Head`]), and a
+//! `workspace/executeCommand` in one pass where it can ([`LaneMessage`]).
 
 use std::borrow::Cow;
 
@@ -15,11 +16,7 @@ pub(super) const EXECUTE_COMMAND: &str = "workspace/executeCommand";
 #[derive(Deserialize)]
 pub(super) struct Head<'a> {
     #[serde(default, borrow)]
-    pub(super) jsonrpc: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
     pub(super) method: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    pub(super) id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     pub(super) params: Option<&'a RawValue>,
 }
@@ -131,13 +128,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for LaneParams<'a> {
     }
 }
 
-/// The params of a `workspace/executeCommand`, taken where lsp-types takes them (an object only).
-pub(super) fn lane_params(text: &str) -> Option<Command> {
-    serde_json::from_str::<LaneParams>(text)
-        .ok()
-        .map(LaneParams::command)
-}
-
 /// A `workspace/executeCommand` request read in one pass, its params as the lane reads them
 /// (rather than the message first with its params skipped, then the params again).
 #[derive(Deserialize)]
@@ -166,7 +156,7 @@ pub(super) fn execute_command_named(body: &[u8]) -> bool {
     FINDER.find(body).is_some()
 }
 
-/// A request id the fast lane takes: an integer or a string.
+/// A request id the one-pass reading takes: an integer or a string.
 pub(super) fn integer_or_string(raw: &RawValue) -> Option<Id> {
     let text = raw.get();
     match text.as_bytes().first()? {
@@ -180,6 +170,13 @@ pub(super) fn integer_or_string(raw: &RawValue) -> Option<Id> {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    /// The params of a `workspace/executeCommand` as the lane reads them.
+    fn lane_params(text: &str) -> Option<Command> {
+        serde_json::from_str::<LaneParams>(text)
+            .ok()
+            .map(LaneParams::command)
+    }
 
     /// The lane reads the params as lsp-types' `ExecuteCommandParams` reads them.
     #[test]
@@ -224,19 +221,22 @@ mod tests {
         }
     }
 
-    /// A message read in one pass takes the lane exactly when, and as, the general reading
-    /// (the message, then its params) takes it.
+    /// A message read in one pass runs the command tower-lsp-server's reading would run (the
+    /// message as its `Request`, the params as `ExecuteCommandParams`), with the same id,
+    /// argument and token; what the one pass does not take goes that general way.
     #[test]
-    fn the_one_pass_reading_decides_as_the_general_one() {
+    fn the_one_pass_reading_runs_what_the_general_one_runs() {
+        use tower_lsp_server::gen_lsp_types::ExecuteCommandParams;
+        use tower_lsp_server::jsonrpc::Request;
         let general = |text: &str| {
-            let head: Head = serde_json::from_str(text).ok()?;
-            (head.method.as_deref() == Some(EXECUTE_COMMAND)
-                && head.jsonrpc.as_deref() == Some("2.0"))
-            .then_some(())?;
-            let id = head.id.and_then(integer_or_string)?;
-            Some((id, lane_params(head.params?.get())?))
+            let request: Request = serde_json::from_str(text).ok()?;
+            (request.method() == EXECUTE_COMMAND).then_some(())?;
+            let (_, id, params) = request.into_parts();
+            let params: ExecuteCommandParams = serde_json::from_value(params?).ok()?;
+            Some((id?, Command::from(params)))
         };
         let one_pass = |text: &str| {
+            execute_command_named(text.as_bytes()).then_some(())?;
             let m: LaneMessage = serde_json::from_str(text).ok()?;
             (m.method == EXECUTE_COMMAND && m.jsonrpc == "2.0").then_some(())?;
             Some((integer_or_string(m.id)?, m.params.command()))
@@ -244,13 +244,14 @@ mod tests {
         let seen = |c: Option<(Id, Command)>| {
             c.map(|(id, c)| {
                 let arg = match c.arg {
-                    Arg::Raw(raw) => Some(raw.get().to_string()),
-                    _ => None,
+                    Arg::None => None,
+                    Arg::Value(v) => Some(v),
+                    Arg::Raw(raw) => Some(serde_json::from_str::<Value>(raw.get()).unwrap()),
                 };
                 (id, c.name, arg, c.token)
             })
         };
-        let params = r#"{"command":"mcp-sidecar.callTool","arguments":[{"server":"s","tool":"t","arguments":{"a":1}}]}"#;
+        let params = r#"{"command":"mcp-sidecar.callTool","arguments":[{"server":"s","tool":"t","arguments":{"a":1}}],"workDoneToken":"w"}"#;
         let mut taken = 0;
         for text in [
             format!(
@@ -262,8 +263,13 @@ mod tests {
             format!(
                 r#"{{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand","params":{params},"extra":[1]}}"#
             ),
+            r#"{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand","params":{"command":"c"}}"#
+                .to_string(),
             r#"{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand"}"#.to_string(),
             format!(r#"{{"jsonrpc":"2.0","method":"workspace/executeCommand","params":{params}}}"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":null,"method":"workspace/executeCommand","params":{params}}}"#
+            ),
             format!(
                 r#"{{"jsonrpc":"2.0","id":7.5,"method":"workspace/executeCommand","params":{params}}}"#
             ),
@@ -280,6 +286,8 @@ mod tests {
             format!(
                 r#"{{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand","params":[{params}]}}"#
             ),
+            r#"{"jsonrpc":"2.0","id":7,"method":"workspace/executeCommand","params":{"command":"a","command":"b"}}"#
+                .to_string(),
         ] {
             let one = seen(one_pass(&text));
             if one.is_some() {

@@ -4,25 +4,25 @@
 //! the message tried against each variant), routes it through its layers and its router (the
 //! params decoded a second time, the handler's future boxed and moved), and sends each reply
 //! through two channels and a framed writer. For `workspace/executeCommand`, which an editor sends
-//! for every tool call, that is more of the sidecar's own work per call than the relay to the
-//! server (docs/performance.md).
+//! for every tool call, that was more of the sidecar's own work per call than the relay to the
+//! server (docs/benchmarks.md, "Issue 18, fifth round").
 //!
-//! This loop frames and reads the messages itself and answers `workspace/executeCommand` straight
-//! from the [`Backend`] (the fast lane): the same handler under the same panic guard, with
-//! `$/cancelRequest` for it answered here with -32800, as tower-lsp-server answers it. Every other
-//! message goes to tower-lsp-server's service, which keeps the lifecycle (`initialize`,
-//! `shutdown`, `exit`), the other methods and the sidecar's own requests to the editor; so does
-//! `workspace/executeCommand` before `initialize` has succeeded, after `shutdown`, and whenever
-//! anything about it is unusual (an id that is not an integer or a string, an id already in use,
-//! params that do not read), so that those get tower-lsp-server's answers, as before.
+//! This loop frames and reads the messages itself and takes every `workspace/executeCommand`:
+//! the usual one read in one pass ([`lane::LaneMessage`]), any other read as tower-lsp-server
+//! reads a request, and answered as it answers one ([`Lifecycle`]: "not initialized" before
+//! `initialize` has succeeded, an invalid request after `shutdown` or for an id in use, its
+//! reading of the params). Each runs through [`Backend::command`] under the panic guard, and
+//! `$/cancelRequest` for one is answered here with -32800, as tower-lsp-server answers it. Every
+//! other message goes to tower-lsp-server's service, which keeps the lifecycle (`initialize`,
+//! `shutdown`, `exit`), the other methods and the sidecar's own requests to the editor.
 //!
 //! A result that came as the server sent it ([`Reply::Raw`]) is written into its reply as
 //! those bytes: a big one is queued as it is, not copied ([`Output`]).
 //!
 //! Everything runs in one task, as in tower-lsp-server: the handlers' futures are polled here.
-//! When the editor's input ends (or after `exit`), the fast lane's commands still running are
-//! cancelled (one may be waiting on a person who can no longer answer); the loop returns once the
-//! service's handlers have finished and what is queued is written.
+//! When the editor's input ends (or after `exit`), the commands still running are cancelled (one
+//! may be waiting on a person who can no longer answer); the loop returns once the service's
+//! handlers have finished and what is queued is written.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -33,7 +33,8 @@ use futures::future::{AbortHandle, Abortable, BoxFuture};
 use futures::stream::FuturesUnordered;
 use futures::{Sink, Stream};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::jsonrpc::{Error, Id, Request, Response};
+use tower_lsp_server::gen_lsp_types::ExecuteCommandParams;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Id, Request, Response};
 use tower_lsp_server::{ClientSocket, ExitedError, LspService};
 use tower_service::Service;
 
@@ -53,10 +54,7 @@ mod frames;
 mod lane;
 
 use frames::{Input, Output};
-use lane::{
-    Cancel, EXECUTE_COMMAND, Head, LaneMessage, execute_command_named, integer_or_string,
-    lane_params,
-};
+use lane::{Cancel, EXECUTE_COMMAND, Head, LaneMessage, execute_command_named, integer_or_string};
 
 /// Serves LSP on `input`/`output` until the input ends or `exit` arrives.
 pub(super) async fn run<I, O>(
@@ -78,14 +76,35 @@ pub(super) async fn run<I, O>(
         backend,
         held: None,
         jobs: FuturesUnordered::new(),
-        lane: foldhash::HashMap::default(),
-        lane_open: false,
-        initialize: None,
+        running: foldhash::HashMap::default(),
+        lifecycle: Lifecycle::Uninitialized,
         requests: Some(requests),
         responses,
         answers: VecDeque::new(),
     };
     std::future::poll_fn(|cx| serve.poll(cx)).await;
+}
+
+/// Where the session is, as tower-lsp-server's lifecycle layers track it (`service/layers.rs`),
+/// which decide how it answers a request: the loop follows the same steps at the same moments.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    /// Before an `initialize` has succeeded (also while one runs, and after one failed):
+    /// requests are answered "not initialized".
+    Uninitialized,
+    /// Serving; a second `initialize` is refused and changes nothing.
+    Initialized,
+    /// After `shutdown` was handed on: requests are invalid.
+    ShutDown,
+}
+
+/// tower-lsp-server's answer to a request before `initialize` has succeeded.
+fn not_initialized() -> Error {
+    Error {
+        code: ErrorCode::ServerError(-32002),
+        message: "Server not initialized".into(),
+        data: None,
+    }
 }
 
 struct Serve<I, O, Q, A> {
@@ -95,15 +114,12 @@ struct Serve<I, O, Q, A> {
     output: Output<O>,
     service: LspService<Backend>,
     backend: Backend,
-    /// A request for the service, waiting for it to be ready (it is not while `initialize` runs).
+    /// A request for the service, waiting for it to be ready.
     held: Option<Request>,
     jobs: FuturesUnordered<Job>,
-    /// The fast lane's requests still running, to cancel them.
-    lane: foldhash::HashMap<Id, AbortHandle>,
-    /// `initialize` has succeeded and `shutdown` has not come.
-    lane_open: bool,
-    /// The id of the `initialize` request being handled.
-    initialize: Option<Id>,
+    /// The commands still running, by id: to cancel them, and to refuse an id in use.
+    running: foldhash::HashMap<Id, AbortHandle>,
+    lifecycle: Lifecycle,
     /// The sidecar's requests to the editor; `None` once the input ended.
     requests: Option<Q>,
     /// Where the editor's answers to them go.
@@ -189,7 +205,7 @@ where
                 // commands still running are cancelled (one may wait on a person who can no
                 // longer answer), the service's handlers finish, and what is queued goes out.
                 self.requests = None;
-                for (_, handle) in self.lane.drain() {
+                for (_, handle) in self.running.drain() {
                     handle.abort();
                     progress = true;
                 }
@@ -223,38 +239,29 @@ where
             }
         };
         // The hot path: a `workspace/executeCommand` read in one pass. Anything about it that
-        // does not read (or any other message) goes the general way below, which decides as
-        // before.
-        if self.lane_open
+        // does not read that way (or any other message) goes the general way below.
+        if self.lifecycle == Lifecycle::Initialized
             && execute_command_named(body)
             && let Ok(message) = serde_json::from_str::<LaneMessage>(text)
             && message.method == EXECUTE_COMMAND
             && message.jsonrpc == "2.0"
             && let Some(id) = integer_or_string(message.id)
-            && !self.lane.contains_key(&id)
+            && !self.running.contains_key(&id)
         {
-            return self.fast(id, message.params.command());
+            return self.command(id, message.params.command());
         }
         let head: Head = match serde_json::from_str(text) {
             Ok(head) => head,
             Err(e) => return self.undecodable(&e),
         };
         match head.method.as_deref() {
-            Some(EXECUTE_COMMAND) if self.lane_open && head.jsonrpc.as_deref() == Some("2.0") => {
-                if let Some(id) = head.id.and_then(integer_or_string)
-                    && !self.lane.contains_key(&id)
-                    && let Some(params) = head.params
-                    && let Some(params) = lane_params(params.get())
-                {
-                    return self.fast(id, params);
-                }
-            }
+            Some(EXECUTE_COMMAND) => return self.execute_command(text),
             Some(CANCEL_REQUEST) => {
                 let id = head.params.and_then(|p| {
                     let cancel: Cancel = serde_json::from_str(p.get()).ok()?;
                     integer_or_string(cancel.id)
                 });
-                if let Some(handle) = id.and_then(|id| self.lane.remove(&id)) {
+                if let Some(handle) = id.and_then(|id| self.running.remove(&id)) {
                     handle.abort();
                     return;
                 }
@@ -263,7 +270,7 @@ where
         }
         if head.method.is_some() {
             match serde_json::from_str::<Request>(text) {
-                Ok(request) => self.for_service(request),
+                Ok(request) => self.held = Some(request),
                 Err(e) => self.undecodable(&e),
             }
         } else {
@@ -271,6 +278,40 @@ where
                 Ok(answer) => self.answers.push_back(answer),
                 Err(e) => self.undecodable(&e),
             }
+        }
+    }
+
+    /// A `workspace/executeCommand` the one-pass reading did not take: read as tower-lsp-server
+    /// reads a request (`jsonrpc::Request`), and answered as it answers one: nothing to a
+    /// notification; its lifecycle layers' error before `initialize` has succeeded and after
+    /// `shutdown`; its request table's for an id in use; its router's for params that do not
+    /// read as `ExecuteCommandParams` (`jsonrpc/router.rs`, `FromParams`). What remains runs.
+    fn execute_command(&mut self, text: &str) {
+        let request: Request = match serde_json::from_str(text) {
+            Ok(request) => request,
+            Err(e) => return self.undecodable(&e),
+        };
+        let (_, id, params) = request.into_parts();
+        let Some(id) = id else { return };
+        let refused = match self.lifecycle {
+            Lifecycle::Uninitialized => Some(not_initialized()),
+            Lifecycle::ShutDown => Some(Error::invalid_request()),
+            Lifecycle::Initialized if self.running.contains_key(&id) => {
+                Some(Error::invalid_request())
+            }
+            Lifecycle::Initialized => None,
+        };
+        if let Some(error) = refused {
+            return self.output().reply(&id, &Err(error));
+        }
+        let params = match params {
+            None => Err(Error::invalid_params("Missing params field")),
+            Some(params) => serde_json::from_value::<ExecuteCommandParams>(params)
+                .map_err(|e| Error::invalid_params(e.to_string())),
+        };
+        match params {
+            Ok(params) => self.command(id, params.into()),
+            Err(error) => self.output().reply(&id, &Err(error)),
         }
     }
 
@@ -286,26 +327,17 @@ where
         self.output().reply(&Id::Null, &Err(error));
     }
 
-    /// `workspace/executeCommand` on the fast lane.
-    fn fast(&mut self, id: Id, command: Command) {
+    /// Runs a command: request `id` is answered with its reply.
+    fn command(&mut self, id: Id, command: Command) {
         let backend = self.backend.clone();
         let handler: BoxFuture<'static, Handled> =
             Box::pin(async move { backend.command(command).await });
         let (handle, registration) = AbortHandle::new_pair();
-        self.lane.insert(id.clone(), handle);
-        self.jobs.push(Job::Lane {
+        self.running.insert(id.clone(), handle);
+        self.jobs.push(Job::Command {
             id: Some(id),
             handler: Abortable::new(handler, registration),
         });
-    }
-
-    fn for_service(&mut self, request: Request) {
-        match request.method() {
-            "initialize" => self.initialize = request.id().cloned(),
-            "shutdown" => self.lane_open = false,
-            _ => {}
-        }
-        self.held = Some(request);
     }
 
     /// Hands the held request to the service once it is ready.
@@ -324,8 +356,18 @@ where
                 true
             }
             Poll::Ready(Ok(())) => {
-                let exit = request.method() == "exit";
-                self.jobs.push(Job::Service(self.service.call(request)));
+                // The lifecycle steps as tower-lsp-server's layers take them, when it is called.
+                let method = request.method();
+                let exit = method == "exit";
+                let initialize =
+                    method == "initialize" && self.lifecycle == Lifecycle::Uninitialized;
+                if method == "shutdown" && self.lifecycle == Lifecycle::Initialized {
+                    self.lifecycle = Lifecycle::ShutDown;
+                }
+                self.jobs.push(Job::Service {
+                    initialize,
+                    future: self.service.call(request),
+                });
                 if exit {
                     self.reading = false;
                 }
@@ -359,16 +401,21 @@ where
 
     fn finished(&mut self, reply: Finished) {
         match reply {
-            Finished::Service(None) => {}
-            Finished::Service(Some(response)) => {
-                if self.initialize.as_ref() == Some(response.id()) {
-                    self.initialize = None;
-                    self.lane_open = response.is_ok();
+            Finished::Service(response, initialize) => {
+                if initialize {
+                    // An `initialize` that succeeded initializes; any other end leaves the
+                    // session uninitialized.
+                    self.lifecycle = match &response {
+                        Some(response) if response.is_ok() => Lifecycle::Initialized,
+                        _ => Lifecycle::Uninitialized,
+                    };
                 }
-                self.output().message(&response);
+                if let Some(response) = response {
+                    self.output().message(&response);
+                }
             }
-            Finished::Lane(id, handled) => {
-                self.lane.remove(&id);
+            Finished::Command(id, handled) => {
+                self.running.remove(&id);
                 self.output().reply(&id, &handled);
             }
         }
@@ -376,16 +423,20 @@ where
 }
 
 enum Job {
-    Service(BoxFuture<'static, Result<Option<Response>, ExitedError>>),
-    Lane {
+    Service {
+        /// An `initialize` that decides where the session goes.
+        initialize: bool,
+        future: BoxFuture<'static, Result<Option<Response>, ExitedError>>,
+    },
+    Command {
         id: Option<Id>,
         handler: Abortable<BoxFuture<'static, Handled>>,
     },
 }
 
 enum Finished {
-    Service(Option<Response>),
-    Lane(Id, Handled),
+    Service(Option<Response>, bool),
+    Command(Id, Handled),
 }
 
 impl Future for Job {
@@ -393,14 +444,14 @@ impl Future for Job {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Finished> {
         match self.get_mut() {
-            Job::Service(future) => future
+            Job::Service { initialize, future } => future
                 .as_mut()
                 .poll(cx)
-                .map(|done| Finished::Service(done.ok().flatten())),
-            Job::Lane { id, handler } => {
+                .map(|done| Finished::Service(done.ok().flatten(), *initialize)),
+            Job::Command { id, handler } => {
                 let handled = std::task::ready!(Pin::new(handler).poll(cx))
                     .unwrap_or_else(|_aborted| Err(Error::request_cancelled()));
-                Poll::Ready(Finished::Lane(id.take().unwrap_or_default(), handled))
+                Poll::Ready(Finished::Command(id.take().unwrap_or_default(), handled))
             }
         }
     }

@@ -6,8 +6,10 @@
 pub mod gateway;
 pub mod http;
 mod peers;
+mod raw;
 
 pub use peers::*;
+pub use raw::*;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};

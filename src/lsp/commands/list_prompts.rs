@@ -1,0 +1,21 @@
+//! `mcp-sidecar.listPrompts`: the prompts of one server, or of every running one.
+
+use tower_lsp_server::jsonrpc::Result;
+
+use super::{Class, Context, Delivery, Handler, Trust, json, to_lsp};
+use crate::contract::{self, ListToolsArgs, shown::Shown};
+use crate::mcp::Reply;
+
+pub struct ListPrompts;
+
+impl Handler for ListPrompts {
+    const NAME: &'static str = contract::CMD_LIST_PROMPTS;
+    const CLASS: Class = Class::Long;
+    const TRUST: Trust = Trust::Follows;
+    type Args = ListToolsArgs;
+
+    async fn run(cx: &Context<'_>, args: ListToolsArgs, _: Delivery) -> Result<Reply> {
+        let rows = cx.manager.list_prompts(args.server.as_deref()).await;
+        json(rows.map_err(to_lsp)?.shown())
+    }
+}
