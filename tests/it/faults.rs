@@ -641,11 +641,9 @@ fn depth(value: &Value) -> usize {
 
 /// A result nested deeper than the sidecar's bound (100 levels, the result itself counted) is
 /// refused on every path its bytes take from a stdio server, and the call gets an error naming
-/// the server at once: a million levels and 200 levels, each small (answered early, past rmcp
-/// on a legacy session; through rmcp's parse on a 2026-07-28 one) and big (the relay's scan),
-/// and 101 levels, which serde_json alone would pass. 100 levels still reach the editor as
-/// sent. (Before, the big answer was relayed unparsed and the small legacy one handed on as
-/// sent: the editor could not read either reply, and the call never ended.)
+/// the server at once: a million levels and 200 levels, each small (read past rmcp, in both
+/// eras) and big (the codec's scan), and 101 levels, which serde_json alone would pass. 100
+/// levels still reach the editor as sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_nested_too_deep_is_refused_on_every_path_naming_the_server() {
     const PROMPT: Duration = Duration::from_secs(5);

@@ -473,13 +473,11 @@ async fn the_serve_loop_keeps_serving_after_broken_frames_and_answers_the_lifecy
         .unwrap();
 }
 
-/// A `callTool` alone in flight is answered from the server's read (the serve loop's early
-/// answer), and the command's own layers finish after it; whichever finishes first, a request
-/// gets one reply: a cancel right after the answer, and calls several at once (answered the
-/// usual way, batched), add none. (On two worker threads, so the early answer and the loop run
-/// at the same time too.)
+/// A `callTool` gets one reply: alone, with a cancel right after its answer, and several at
+/// once add none. (On two worker threads, so the server's read and the loop run at the same
+/// time.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_answered_early_is_answered_once() {
+async fn a_call_is_answered_once() {
     let (mut editor, served) = RawEditor::serve();
     let options = with_user_scopes(json!({"servers": {"demo": demo_server("legacy", None)}}));
     editor
