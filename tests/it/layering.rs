@@ -1,7 +1,7 @@
 //! Holds the code to its shape: the layering of `docs/architecture.md` (a module names only
 //! modules of a lower layer, or its own; rmcp types stay in `mcp`, `demo` and `gateway`, its
-//! server side; tower-lsp-server's in `lsp`), and no import circle between the files of a
-//! folder.
+//! server side; tower-lsp-server's in `lsp`), no import circle between the files of a folder,
+//! and no source file over 800 lines outside tests.
 //! Read from the source text (`source`), so it needs no build.
 
 mod source;
@@ -600,4 +600,85 @@ fn the_check_sees_a_circle_inside_a_folder_and_only_there() {
             "src/m/b.rs -> src/m/a.rs: Thing"
         ]
     );
+}
+
+/// The most lines a source file of `src/` may have. Test code does not count: a module declared
+/// under `#[cfg(test)]` (`tests.rs`, `send_tests.rs`, `testing.rs`) not at all, and in any other
+/// file the lines from a `#[cfg(test)]` to the end of its item (`mod tests { ... }`) are left
+/// out. Everything else counts: code, comments, blank lines.
+const MAX_LINES: usize = 800;
+
+/// Files over [`MAX_LINES`] today, to be split. The test fails on a file over the limit not
+/// listed here, and on a listed one that is within it now: delete its entry then.
+const KNOWN_LONG_FILES: &[&str] = &[];
+
+/// Each file of `src` over [`MAX_LINES`], with its counted lines.
+fn long_files(src: &Path) -> Vec<(String, usize)> {
+    let crate_dir = src.parent().unwrap();
+    source::crate_files(src)
+        .values()
+        .map(|f| {
+            let shown = f
+                .path
+                .strip_prefix(crate_dir)
+                .unwrap()
+                .display()
+                .to_string();
+            (shown, source::counted_lines(f))
+        })
+        .filter(|(_, lines)| *lines > MAX_LINES)
+        .collect()
+}
+
+#[test]
+fn no_source_file_is_over_800_lines_outside_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long = long_files(&src);
+    let mut problems = Vec::new();
+    for (file, lines) in &long {
+        if !KNOWN_LONG_FILES.contains(&file.as_str()) {
+            problems.push(format!(
+                "{file}: {lines} lines (at most {MAX_LINES} outside tests)"
+            ));
+        }
+    }
+    for known in KNOWN_LONG_FILES {
+        if !long.iter().any(|(file, _)| file == known) {
+            problems.push(format!(
+                "{known} is within {MAX_LINES} lines now (or gone): delete it from KNOWN_LONG_FILES"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_size_check_counts_lines_outside_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let write = |path: &str, text: String| {
+        let path = src.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let lines = |n: usize| "// a line\n".repeat(n);
+    write(
+        "lib.rs",
+        "pub mod at_limit;\npub mod big;\npub mod m;\npub mod tested;\n".into(),
+    );
+    write("at_limit.rs", lines(MAX_LINES));
+    write("big.rs", lines(MAX_LINES + 1));
+    // Its test module's lines do not count, from the attribute to the closing brace.
+    write(
+        "tested.rs",
+        format!(
+            "{}#[cfg(test)]\nmod tests {{\n{}}}\n",
+            lines(MAX_LINES - 1),
+            lines(300)
+        ),
+    );
+    // Nor does a test module in a file of its own.
+    write("m/mod.rs", "#[cfg(test)]\nmod tests;\n".into());
+    write("m/tests.rs", lines(2 * MAX_LINES));
+    assert_eq!(long_files(&src), [("src/big.rs".to_owned(), MAX_LINES + 1)]);
 }

@@ -247,3 +247,17 @@ fn test_items_run_from_the_attribute_to_the_items_end() {
     assert_eq!(production, "fn a() {}\n\n\n\n\n\nfn c() {}\n\n\n\n\n");
     assert_eq!(declared_modules(&code), ["tests"]);
 }
+
+/// The lines of `file` that count toward its size: all, but for its test code (none of a
+/// [`File::test_only`] file; in another, the lines from each `#[cfg(test)]` to its item's end).
+pub fn counted_lines(file: &File) -> usize {
+    if file.test_only {
+        return 0;
+    }
+    let line_of = |at: usize| file.code[..at].matches('\n').count();
+    let mut test_lines = std::collections::BTreeSet::new();
+    for item in test_items(&file.code) {
+        test_lines.extend(line_of(item.start)..=line_of(item.end - 1));
+    }
+    file.code.lines().count() - test_lines.len()
+}
