@@ -14,8 +14,9 @@
 //! - a reply the test awaited (a [`Reply`] that was dropped unawaited leaves its reply unread).
 //!
 //! What a test may leave unread: the methods of [`UNCHECKED`], those it names with
-//! [`TestEditor::ignore`], and `starting` statuses. A reply to nothing the editor asked, or a second reply, is always
-//! unexpected. Only what arrived before the drop is seen.
+//! [`TestEditor::ignore`], and `starting` statuses. A reply to nothing the editor asked, or a
+//! second reply, is always unexpected. Only what arrived before the drop is seen: a test that
+//! does not end with [`TestEditor::shutdown_and_exit`] waits for what it expects.
 #![allow(dead_code)]
 
 pub mod gateway;
