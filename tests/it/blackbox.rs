@@ -3,7 +3,6 @@
 use crate::support;
 
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -12,7 +11,7 @@ use tokio::process::{Child, Command};
 
 struct Sidecar {
     child: Child,
-    editor: Arc<TestEditor>,
+    editor: CheckedEditor,
 }
 
 fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
@@ -28,7 +27,7 @@ fn spawn_sidecar(config_home: &std::path::Path) -> Sidecar {
 fn spawn_logging_sidecar(
     config_home: &std::path::Path,
     log: &std::path::Path,
-) -> (Child, Arc<TestEditor>) {
+) -> (Child, CheckedEditor) {
     spawn_editor(
         sidecar_command()
             .arg("--log-file")
@@ -314,6 +313,15 @@ async fn logs_go_to_the_log_file_with_each_servers_stderr() {
         .await;
     editor.wait_status(mark, "exits", "failed").await;
     editor.shutdown_and_exit().await;
+    let shown = editor.read_notifications(mark, |n| n["method"] == "window/showMessage");
+    assert!(
+        !shown.is_empty()
+            && shown.iter().all(|n| {
+                let text = n["params"]["message"].as_str().unwrap_or_default();
+                text.starts_with("MCP server \"exits\"") && text.contains("fatal: missing API key")
+            }),
+        "{shown:#?}"
+    );
     let out = child.wait_with_output().await.unwrap();
     assert!(
         out.stderr.is_empty(),

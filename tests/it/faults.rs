@@ -103,6 +103,14 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
         .to_string();
     assert!(error.contains("maxMessageBytes"), "{big}");
     assert!(started.elapsed() < Duration::from_secs(3));
+    let closed = editor.wait_status(mark, "oversize", "failed").await;
+    assert!(
+        closed["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than maxMessageBytes"),
+        "{closed}"
+    );
 
     // A server that never answers the handshake fails after its timeout, with that said.
     let hangs = editor.wait_status(mark, "hangs", "failed").await;
@@ -144,6 +152,30 @@ async fn misbehaving_servers_get_clear_errors_and_the_rest_keeps_working() {
             .contains("cannot be started")
     );
     editor.shutdown_and_exit().await;
+    // The person was told about each bad server once, and once more on giving up (maxRestarts
+    // restarts later, if the test's time allowed it for `hangs`).
+    let shown = read_shown(&editor, mark);
+    let told = [
+        "editor settings: server \"badurl\": \"url\" is not a valid URL",
+        "editor settings: server \"nocommand\": needs either \"command\"",
+        "MCP server \"missing\" failed to start: cannot start",
+        "MCP server \"missing\": cannot start",
+        "MCP server \"exits\" failed to start: the server exited with code 3",
+        "MCP server \"exits\": the server exited with code 3",
+        "MCP server \"oversize\" stopped: the server sent a message larger than maxMessageBytes",
+        "MCP server \"hangs\" failed to start: did not complete the MCP handshake",
+    ];
+    for told in told {
+        let times = shown.iter().filter(|t| t.starts_with(told)).count();
+        assert_eq!(times, 1, "{told}: {shown:#?}");
+    }
+    let hangs_gave_up = "MCP server \"hangs\": did not complete the MCP handshake";
+    for text in &shown {
+        assert!(
+            told.iter().any(|t| text.starts_with(t)) || text.starts_with(hangs_gave_up),
+            "{text}"
+        );
+    }
 }
 
 /// The row of `listServers` for `server`.
@@ -159,12 +191,7 @@ async fn server_row(editor: &TestEditor, server: &str) -> Value {
 }
 
 /// A call started now, answered later.
-async fn start_call(
-    editor: &TestEditor,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-) -> tokio::sync::oneshot::Receiver<Value> {
+async fn start_call(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> Reply {
     editor
         .start_request(
             "workspace/executeCommand",
@@ -175,7 +202,7 @@ async fn start_call(
         .1
 }
 
-async fn response_of(rx: tokio::sync::oneshot::Receiver<Value>) -> Value {
+async fn response_of(rx: Reply) -> Value {
     tokio::time::timeout(WAIT, rx)
         .await
         .expect("no response")
@@ -224,6 +251,13 @@ async fn a_server_killed_mid_call_fails_the_call_promptly_and_restarts() {
         failed["message"].as_str().unwrap().contains("code 1"),
         "{failed}"
     );
+    // The person is told once (a second crash within a minute is a crash loop: not told again).
+    wait_shown(
+        &editor,
+        mark,
+        "MCP server \"crashy\" stopped: the server exited with code 1",
+    )
+    .await;
     // While it is down, the other servers answer.
     let during = Instant::now();
     let echo = call(&editor, "demo", "echo", json!({"text": "unaffected"})).await;
@@ -592,6 +626,20 @@ async fn env_files_that_are_not_small_regular_files_fail_their_server_without_bl
         fifo["message"]
     );
     editor.shutdown_and_exit().await;
+    // The person is told once about each.
+    let mut shown = read_shown(&editor, mark);
+    shown.sort();
+    assert_eq!(shown.len(), 3, "{shown:#?}");
+    for (text, (server, reason)) in shown.iter().zip([
+        ("big", "larger than"),
+        ("device", "not a regular file"),
+        ("fifo", "not a regular file"),
+    ]) {
+        assert!(
+            text.contains(&format!("server \"{server}\": \"envFile\"")) && text.contains(reason),
+            "{shown:#?}"
+        );
+    }
 }
 
 /// Absurdly long durations (a server `timeout` of 1e300 s, an `idleLimit` of 10^20 hours) mean

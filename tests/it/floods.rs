@@ -6,7 +6,6 @@
 use crate::support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ const PER_SECOND: f64 = 100.0;
 
 struct Sidecar {
     child: Child,
-    editor: Arc<TestEditor>,
+    editor: CheckedEditor,
     log: PathBuf,
     _dir: tempfile::TempDir,
 }

@@ -9,7 +9,6 @@
 use crate::support;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::gateway::*;
@@ -17,7 +16,7 @@ use support::*;
 
 /// An in-process sidecar serving `servers` for `folder`, once every server runs and the gateway
 /// serves.
-async fn start(folder: &Path, servers: Value) -> (Arc<TestEditor>, Value) {
+async fn start(folder: &Path, servers: Value) -> (CheckedEditor, Value) {
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -138,6 +137,7 @@ async fn ts_agent_gets_a_clear_error_when_the_server_crashes_mid_call() {
     let folder = tempfile::tempdir().unwrap();
     let crashy = python_fixture("bad/crash_on_call.py", &[], 30);
     let (editor, info) = start(folder.path(), json!({"crashy": crashy})).await;
+    let start = editor.mark();
     for (way, via) in both_ways(&info) {
         let mark = editor.mark();
         let out = ts(
@@ -154,8 +154,16 @@ async fn ts_agent_gets_a_clear_error_when_the_server_crashes_mid_call() {
             "{way}: {text}"
         );
         // The sidecar restarts it; the next way in gets a running server again.
+        editor.wait_status(mark, "crashy", "failed").await;
         editor.wait_status(mark, "crashy", "running").await;
     }
+    // The person is told of the first crash (the second, within a minute, is a crash loop).
+    let shown = read_shown(&editor, start);
+    assert!(
+        shown.len() == 1
+            && shown[0].starts_with("MCP server \"crashy\" stopped: the server exited with code 1"),
+        "{shown:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,6 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -73,7 +72,7 @@ fn hostile_repo(dir: &Path, capture: &str, marker: &Path) {
 
 struct Sidecar {
     child: Child,
-    editor: Arc<TestEditor>,
+    editor: CheckedEditor,
     log: PathBuf,
 }
 
@@ -613,16 +612,14 @@ async fn forty_thousand_servers_in_one_file_are_one_question_and_one_error() {
     let settle = started.elapsed();
     let questions = editor.requests_seen("mcp-sidecar/quickPick");
     let statuses = editor
-        .notifications()
-        .iter()
-        .filter(|n| {
+        .read_notifications(mark, |n| {
             n["method"] == "mcp-sidecar/serverStatus"
                 && !n["params"]["name"]
                     .as_str()
                     .unwrap()
                     .starts_with(SETTLED_PROBE)
         })
-        .count();
+        .len();
     let rss = peak_rss_kib(sidecar.child.id().unwrap());
     eprintln!(
         "40 000 servers: settled in {settle:?}, {questions} question(s), {statuses} serverStatus, peak RSS {} MiB",

@@ -7,7 +7,6 @@
 use crate::support;
 
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -40,6 +39,14 @@ async fn failed_statuses(servers: Value, names: &[&str]) -> Vec<String> {
         messages.push(status["message"].as_str().unwrap_or_default().to_owned());
     }
     editor.shutdown_and_exit().await;
+    // The person is told once about each (a retry that fails too is not told again).
+    let shown = read_shown(&editor, mark);
+    for (name, message) in names.iter().zip(&messages) {
+        let told = format!("MCP server \"{name}\" failed to start: {message}");
+        let times = shown.iter().filter(|t| **t == told).count();
+        assert_eq!(times, 1, "{told}: {shown:#?}");
+    }
+    assert_eq!(shown.len(), names.len(), "{shown:#?}");
     messages
 }
 
@@ -90,6 +97,12 @@ async fn refused_connection_fails_clearly_and_is_retried() {
         format!("could not connect to {url}: connection refused"),
         "{status}"
     );
+    wait_shown(
+        &editor,
+        mark,
+        &format!("MCP server \"h\" failed to start: could not connect to {url}"),
+    )
+    .await;
     // The supervisor's restart and backoff apply as for stdio.
     let again = editor.mark();
     editor.wait_status(again, "h", "starting").await;
@@ -352,11 +365,18 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
                 .ends_with("/mcp answered HTTP 500 Internal Server Error"),
             "{name}: {response}"
         );
+        let told = editor.mark();
         let again = call(&editor, name, "nested", json!({})).await;
         assert!(
             structured(&again)["response"].is_object(),
             "{name}: {again}"
         );
+        wait_shown(
+            &editor,
+            told,
+            &format!("{name} asked \"Where do you live?\" with a form this editor cannot show"),
+        )
+        .await;
     }
     // A result nested past the bound (110 levels, which rmcp's parse takes) is refused as
     // over stdio, as an SSE event and as a JSON body; the connection stays.
@@ -373,11 +393,18 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
                 && message.contains("its result nests deeper than 100 levels"),
             "{name}: {response}"
         );
+        let told = editor.mark();
         let again = call(&editor, name, "nested", json!({})).await;
         assert!(
             structured(&again)["response"].is_object(),
             "{name}: {again}"
         );
+        wait_shown(
+            &editor,
+            told,
+            &format!("{name} asked \"Where do you live?\" with a form this editor cannot show"),
+        )
+        .await;
     }
     // A server that goes away mid-call: the call fails at once as serverGone, naming the URL,
     // and the supervisor restarts the server.
@@ -403,6 +430,8 @@ async fn odd_forms_lost_servers_and_oversized_answers_in_both_eras() {
             failed["message"].as_str().unwrap().contains("broke"),
             "{name}: {failed}"
         );
+        let stopped = format!("MCP server \"{name}\" stopped: the connection to http://127.0.0.1:");
+        wait_shown(&editor, gone, &stopped).await;
         editor.wait_status(gone, name, "running").await;
     }
     // An answer over maxMessageBytes closes the connection with the reason, as on stdio.
@@ -673,11 +702,27 @@ async fn server_everything_over_streamable_http() {
         message.contains("stopped during the request") && message.contains(&url),
         "{message}"
     );
+    // Its progress began and ended.
+    let mine = |n: &Value| n["method"] == "$/progress" && n["params"]["token"] == "mid-call";
+    editor
+        .wait_notification(mark, |n| mine(n) && n["params"]["value"]["kind"] == "end")
+        .await;
+    let progress = editor.read_notifications(mark, mine);
+    let kinds: Vec<&Value> = progress
+        .iter()
+        .map(|n| &n["params"]["value"]["kind"])
+        .collect();
+    assert!(
+        kinds.first() == Some(&&json!("begin")) && kinds.last() == Some(&&json!("end")),
+        "{progress:#?}"
+    );
     let failed = editor.wait_status(gone, "everything", "failed").await;
     assert!(
         failed["message"].as_str().unwrap().contains(&url),
         "{failed}"
     );
+    let lost = format!("MCP server \"everything\" stopped: lost the connection to {url}");
+    wait_shown(&editor, gone, &lost).await;
     editor.wait_status(gone, "everything", "starting").await;
     editor.shutdown_and_exit().await;
 }
@@ -689,7 +734,7 @@ async fn python_session_over_http(
     pin: Option<&str>,
     folders: &[(&std::path::Path, &str)],
     editor_caps: Value,
-) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
+) -> (Peer, tempfile::TempDir, CheckedEditor) {
     let port = closed_port();
     let (server, dir) = python_over_http(fixture_file, port).await;
     let editor = in_process();
@@ -892,9 +937,7 @@ async fn python_sdk_sampling_over_http_legacy_era() {
 
 /// `progress_steps` of the client-features fixture over HTTP: progress rides the call's SSE
 /// stream in both eras.
-async fn python_progress_over_http(
-    pin: Option<&str>,
-) -> (Peer, tempfile::TempDir, Arc<TestEditor>) {
+async fn python_progress_over_http(pin: Option<&str>) -> (Peer, tempfile::TempDir, CheckedEditor) {
     let session = python_session_over_http("client_features_server.py", pin, &[], json!({})).await;
     expect_fixture_progress(&session.2, "py", "py-http").await;
     session

@@ -194,7 +194,7 @@ fn raw_result(result: &Value) -> Value {
     serde_json::from_str(raw.trim()).unwrap()
 }
 
-async fn everything_with_ui() -> std::sync::Arc<TestEditor> {
+async fn everything_with_ui() -> CheckedEditor {
     let editor = in_process();
     let mark = editor.mark();
     editor
@@ -503,7 +503,7 @@ async fn python_sdk_sampling_modern_era() {
     python_sampling("modern").await;
 }
 
-async fn python_progress(era: &str) -> std::sync::Arc<TestEditor> {
+async fn python_progress(era: &str) -> CheckedEditor {
     let editor = in_process();
     let mark = editor.mark();
     let def = json!({"command": peer("MCP_PYTHON"), "args": [fixture("python/client_features_server.py"), "--era", era]});
@@ -564,7 +564,7 @@ async fn server_everything_roots_update_progress_and_logging() {
 }
 
 /// An editor with two demo servers, "legacy" pinned to 2025-11-25 and "modern" to 2026-07-28.
-async fn demo_pair() -> (std::sync::Arc<TestEditor>, usize) {
+async fn demo_pair() -> (CheckedEditor, usize) {
     let editor = in_process();
     let mark = editor.mark();
     editor

@@ -57,7 +57,7 @@ fn servers_config() -> Value {
 }
 
 /// An in-process sidecar with every server of [`SERVERS`] running.
-async fn editor_with_servers() -> std::sync::Arc<TestEditor> {
+async fn editor_with_servers() -> CheckedEditor {
     let editor = in_process();
     let mark = editor.mark();
     editor.initialize(&[], servers_config(), json!({})).await;

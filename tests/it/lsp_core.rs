@@ -253,6 +253,7 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
     let (_, answered) = waiting.remove(0);
     let answered = tokio::time::timeout(WAIT, answered).await.unwrap().unwrap();
     assert_eq!(answered["result"], json!({"server": "demo"}));
+    editor.wait_status(mark, "demo", "stopped").await;
     editor.wait_status(mark, "demo", "starting").await;
 
     let started = Instant::now();
@@ -265,6 +266,12 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
     );
     assert!(shutdown < Duration::from_secs(6), "{shutdown:?}");
     editor.notify("exit", Value::Null).await;
+    editor.wait_closed().await;
+    // The operations still waiting for a quick pick were cancelled by the shutdown.
+    for (_, reply) in waiting {
+        let reply = reply.await.expect("a reply before the connection closed");
+        assert_eq!(reply["error"]["code"], -32800, "{reply}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,6 +293,7 @@ async fn restart_without_a_quick_pick_is_dismissed_not_hung() {
         .command("mcp-sidecar.restartServer", json!({"server": "demo"}))
         .await;
     assert_eq!(result["server"], "demo");
+    editor.wait_status(mark, "demo", "stopped").await;
     editor.wait_status(mark, "demo", "running").await;
     let unknown = editor
         .command_response("mcp-sidecar.restartServer", json!({"server": "nope"}))
@@ -342,6 +350,13 @@ async fn configuration_changes_restart_only_changed_servers() {
             .contains("server \"c\"")
     );
     editor.settled().await;
+    // The same error again for each of settled()'s passes: the manager re-creates a definition
+    // that failed at each pass, unchanged or not.
+    let again = read_shown(&editor, mark);
+    assert!(
+        again.iter().all(|t| *t == shown["params"]["message"]),
+        "{again:#?}"
+    );
     let about_a: Vec<_> = editor
         .notifications()
         .into_iter()

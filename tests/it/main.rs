@@ -6,6 +6,7 @@ mod support;
 
 mod blackbox;
 mod contract_docs;
+mod editor_check;
 mod elicitation;
 mod execute_command;
 mod faults;

@@ -13,7 +13,6 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -233,7 +232,7 @@ impl Home {
 
 struct Sidecar {
     child: tokio::process::Child,
-    editor: Arc<TestEditor>,
+    editor: CheckedEditor,
     /// The notification mark right after `initialize`.
     mark: usize,
 }
@@ -372,8 +371,10 @@ impl Sidecar {
         self.editor.wait_status(self.mark, server, "running").await
     }
 
-    /// `mcp-sidecar.signIn` through the whole browser step; returns its result (the row).
+    /// `mcp-sidecar.signIn` through the whole browser step, until the server runs; returns
+    /// the command's result (the row).
     async fn sign_in_command(&self, fixture: &Fixture, server: &str) -> Value {
+        let mark = self.editor.mark();
         let editor = self.editor.clone();
         let arg = json!({"server": server});
         let pending =
@@ -381,6 +382,7 @@ impl Sidecar {
         self.complete_sign_in(fixture, server).await;
         let response = pending.await.unwrap();
         assert!(response.get("error").is_none(), "{response}");
+        self.editor.wait_status(mark, server, "running").await;
         response["result"].clone()
     }
 }
@@ -646,13 +648,14 @@ async fn a_redirect_with_the_wrong_state_or_issuer_is_refused() {
         ("state", "forged-state", "state"),
         ("iss", "http://evil.example", "issuer"),
     ] {
+        let mark = sidecar.editor.mark();
         let editor = sidecar.editor.clone();
         let pending = tokio::spawn(async move {
             editor
                 .command_response("mcp-sidecar.signIn", json!({"server": "py"}))
                 .await
         });
-        let (url, _waiting) = sidecar.consent_and_open(&fixture, "py").await;
+        let (url, waiting) = sidecar.consent_and_open(&fixture, "py").await;
         let callback = fixture.authorize(&url).await;
         // The listener takes the redirect whatever it holds; the flow checks it afterwards.
         fixture.deliver(&with_param(&callback, param, value)).await;
@@ -667,6 +670,14 @@ async fn a_redirect_with_the_wrong_state_or_issuer_is_refused() {
         );
         let message = response["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(says), "{param}: {response}");
+        // The "waiting for the sign-in" prompt is closed.
+        sidecar
+            .editor
+            .wait_notification(mark, |n| {
+                n["method"] == "mcp-sidecar/cancelPrompt"
+                    && n["params"]["id"] == waiting["params"]["id"]
+            })
+            .await;
         assert_eq!(sidecar.row("py").await["state"], "needsAuth");
     }
     // No code was ever exchanged: nothing to store.
@@ -751,10 +762,19 @@ async fn the_debug_log_holds_no_token_nor_code() {
             .await
             .is_empty()
     );
+    let mark = sidecar.editor.mark();
     sidecar
         .editor
         .command("mcp-sidecar.signOut", json!({"server": "py"}))
         .await;
+    let status = sidecar.editor.wait_status(mark, "py", "needsAuth").await;
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(signed out)"),
+        "{status}"
+    );
     sidecar.stop().await;
     home.assert_no_secret_logged(&fixture, true).await;
 }

@@ -148,6 +148,8 @@ async fn an_injected_panic_costs_one_request_not_the_sidecar() {
             && message.contains("src/mcp/servers/supervisor.rs"),
         "{doomed}"
     );
+    let doomed_told = "MCP server \"doomed\" stopped: an internal error in mcp-sidecar";
+    wait_shown(&editor, mark, doomed_told).await;
 
     // An LSP command handler: that request gets -32603 naming the command and the place.
     let response = editor
@@ -219,6 +221,7 @@ async fn an_injected_panic_costs_one_request_not_the_sidecar() {
         .await;
     editor.wait_status(again, "doomed", "running").await;
     editor.wait_status(again, "doomed", "failed").await;
+    wait_shown(&editor, again, doomed_told).await;
     editor.shutdown_and_exit().await;
     let status = tokio::time::timeout(WAIT, child.wait())
         .await

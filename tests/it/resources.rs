@@ -16,7 +16,7 @@ use support::*;
 const INPUT: &str = "mcp-sidecar/inputBox";
 const PICK: &str = "mcp-sidecar/quickPick";
 
-async fn with_server(name: &str, definition: Value, settings: Value) -> Arc<TestEditor> {
+async fn with_server(name: &str, definition: Value, settings: Value) -> CheckedEditor {
     let editor = in_process();
     let mark = editor.mark();
     let mut all = settings;
@@ -26,13 +26,13 @@ async fn with_server(name: &str, definition: Value, settings: Value) -> Arc<Test
     editor
 }
 
-async fn everything() -> Arc<TestEditor> {
+async fn everything() -> CheckedEditor {
     let def = json!({"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]});
     with_server("everything", def, json!({})).await
 }
 
 /// server-everything over Streamable HTTP; the peer lives as long as the returned guard.
-async fn everything_http() -> (Arc<TestEditor>, crate::http::Peer) {
+async fn everything_http() -> (CheckedEditor, crate::http::Peer) {
     let port = crate::support::http::closed_port();
     let peer = crate::http::everything_over_http(port).await;
     let def = json!({"url": format!("http://127.0.0.1:{port}/mcp")});
@@ -338,7 +338,7 @@ async fn a_server_without_resources_has_none_and_says_so() {
 }
 
 /// `fixtures/python/resources_server.py` in one era, as the server "resources".
-async fn python_resources(era: &str, extra_args: &[&str], settings: Value) -> Arc<TestEditor> {
+async fn python_resources(era: &str, extra_args: &[&str], settings: Value) -> CheckedEditor {
     let mut args = vec![
         fixture("python/resources_server.py").display().to_string(),
         "--era".into(),
@@ -604,6 +604,18 @@ async fn bad_input(editor: &TestEditor) {
     let message = huge["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("maxMessageBytes"), "{huge}");
     assert_eq!(huge["error"]["data"]["kind"], "serverGone", "{huge}");
+    let closed = editor.wait_status(mark, "resources", "failed").await;
+    let says = "the server sent a message larger than maxMessageBytes (1000000 bytes)";
+    assert!(
+        closed["message"].as_str().unwrap().starts_with(says),
+        "{closed}"
+    );
+    wait_shown(
+        editor,
+        mark,
+        &format!("MCP server \"resources\" stopped: {says}"),
+    )
+    .await;
     editor.wait_status(mark, "resources", "running").await;
     let doc = read("fixture://doc/03").await;
     assert_eq!(doc["result"]["contents"][0]["text"], "document 03", "{doc}");

@@ -9,7 +9,7 @@ use support::*;
 
 const DRAFT: &str = "mcp-sidecar/editDraft";
 
-async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
+async fn start(servers: Value) -> CheckedEditor {
     // The audit log goes to the private state folder `in_process` sets up.
     let editor = in_process();
     let mark = editor.mark();
@@ -24,10 +24,7 @@ async fn start(servers: Value) -> std::sync::Arc<TestEditor> {
 
 /// An editor whose settings name `servers` and the sidecar-wide `sampling`, and the mark before
 /// it started.
-async fn start_with_sampling(
-    servers: Value,
-    sampling: Value,
-) -> (std::sync::Arc<TestEditor>, usize) {
+async fn start_with_sampling(servers: Value, sampling: Value) -> (CheckedEditor, usize) {
     let editor = in_process();
     let mark = editor.mark();
     editor

@@ -4,7 +4,6 @@
 use crate::support;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::json;
 use support::*;
@@ -12,7 +11,7 @@ use tokio::process::Child;
 
 struct Sidecar {
     child: Child,
-    editor: Arc<TestEditor>,
+    editor: CheckedEditor,
 }
 
 fn spawn(home: &Path, log: &Path) -> Sidecar {
@@ -204,6 +203,7 @@ async fn inputs_are_asked_once_and_never_logged_and_unknown_variables_are_named(
     let sidecar = spawn(home.path(), &log);
     let editor = &sidecar.editor;
     let mark = editor.mark();
+    let start = mark;
     editor
         .initialize(&[(folder.path(), "proj")], json!({}), full_ui())
         .await;
@@ -235,6 +235,14 @@ async fn inputs_are_asked_once_and_never_logged_and_unknown_variables_are_named(
     editor.settled().await;
     assert_eq!(editor.prompts_seen(), asked, "the input was asked again");
     editor.shutdown_and_exit().await;
+    // The person is told about the typo (again at each configuration pass: the manager
+    // re-creates a definition that failed each time, unchanged or not).
+    let shown = read_shown(editor, start);
+    let typo = "server \"typo\": \"args\": ${workspaceFolderr}: workspaceFolderr is not set";
+    assert!(
+        !shown.is_empty() && shown.iter().all(|t| t.ends_with(typo)),
+        "{shown:#?}"
+    );
     let mut child = sidecar.child;
     wait_exit(&mut child).await;
     let logged = std::fs::read_to_string(&log).unwrap();

@@ -1,6 +1,22 @@
 //! A scripted editor for tests: speaks LSP framing over any byte streams (an in-process duplex or
 //! the built binary's stdio), records everything the sidecar sends, and lets a test answer the
 //! sidecar's requests.
+//!
+//! It also keeps count of what the test read. A test owns its editor through a
+//! [`CheckedEditor`] (from [`in_process`] and [`spawn_editor`]); when that handle is dropped at
+//! the test's end, the test fails if the sidecar sent something the test neither read nor said it
+//! does not care about (as ruff's `TestServer` does). What counts as read:
+//! - a notification a wait returned ([`TestEditor::wait_notification`], [`TestEditor::wait_status`]
+//!   and its `needsTrust` lead-in, [`wait_log`], [`wait_shown`]) or that
+//!   [`TestEditor::read_notifications`] returned; a server's status repeating a state the test
+//!   read for that server; the `stopped` statuses after [`TestEditor::shutdown_and_exit`];
+//! - a request the test took ([`TestEditor::next_request`], [`TestEditor::next_prompt`]);
+//! - a reply the test awaited (a [`Reply`] that was dropped unawaited leaves its reply unread).
+//!
+//! What a test may leave unread: the methods of [`UNCHECKED`], those it names with
+//! [`TestEditor::ignore`], and `starting` statuses. A reply to nothing the editor asked, or a
+//! second reply, is always unexpected. Only what arrived before the drop is seen: a test that
+//! does not end with [`TestEditor::shutdown_and_exit`] waits for what it expects.
 #![allow(dead_code)]
 
 pub mod gateway;
@@ -11,10 +27,13 @@ mod raw;
 pub use peers::*;
 pub use raw::*;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -32,6 +51,13 @@ struct Shared {
     /// The method of every request the sidecar sent, answered or not, in order.
     request_methods: Vec<String>,
     notifications: Vec<Value>,
+    /// Whether the test read each of `notifications` (same index).
+    read: Vec<bool>,
+    /// Replies no one read: to an id this editor never used, a second reply to one, or one
+    /// whose [`Reply`] the test dropped without awaiting it.
+    unread_replies: Vec<Value>,
+    /// Methods whose unread messages the test said it does not care about ([`TestEditor::ignore`]).
+    ignored: HashSet<String>,
     /// The settings last sent (`initialize` or `workspace/didChangeConfiguration`), as the test
     /// wrote them.
     settings: Value,
@@ -55,6 +81,79 @@ pub struct Arrival {
 /// The name prefix of [`TestEditor::settled`]'s probe servers.
 pub const SETTLED_PROBE: &str = "settled-probe-";
 
+/// Methods any test may leave unread: the sidecar's log, written on every state change. A test
+/// that cares about a line waits for it with [`wait_log`].
+pub const UNCHECKED: &[&str] = &["window/logMessage"];
+
+/// The test's own handle on its [`TestEditor`], from [`in_process`] and [`spawn_editor`].
+/// It derefs to the shared `Arc<TestEditor>` (so `editor.clone()` gives a task a handle of its
+/// own). Dropping it, at the test's end, fails the test when the sidecar sent anything the test
+/// did not read and did not say it ignores ([`TestEditor::unread`]), unless the test is already
+/// failing. Clones held by tasks do not check: the test's end is when the test drops this.
+pub struct CheckedEditor(Arc<TestEditor>);
+
+impl CheckedEditor {
+    pub fn new(editor: Arc<TestEditor>) -> CheckedEditor {
+        CheckedEditor(editor)
+    }
+}
+
+impl std::ops::Deref for CheckedEditor {
+    type Target = Arc<TestEditor>;
+    fn deref(&self) -> &Arc<TestEditor> {
+        &self.0
+    }
+}
+
+impl Drop for CheckedEditor {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let unread = self.0.unread();
+        assert!(
+            unread.is_empty(),
+            "the sidecar sent {} message(s) the test did not read; read them (and assert on \
+             them), or say the test does not care with `editor.ignore(method)`:\n{}",
+            unread.len(),
+            unread.join("\n")
+        );
+    }
+}
+
+/// The reply to a request the editor sent ([`TestEditor::start_request`]): a future of the whole
+/// response message. Dropped without being awaited to the end, its reply counts as unread (now,
+/// or when it comes).
+pub struct Reply {
+    rx: oneshot::Receiver<Value>,
+    shared: Arc<Mutex<Shared>>,
+    read: bool,
+}
+
+impl Future for Reply {
+    type Output = Result<Value, oneshot::error::RecvError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.rx).poll(cx);
+        if polled.is_ready() {
+            this.read = true;
+        }
+        polled
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if self.read {
+            return;
+        }
+        // Not come yet: the reader finds this receiver gone and keeps the reply as unread.
+        if let Ok(reply) = self.rx.try_recv() {
+            self.shared.lock().unwrap().unread_replies.push(reply);
+        }
+    }
+}
+
 pub struct TestEditor {
     writer: tokio::sync::Mutex<Writer>,
     shared: Arc<Mutex<Shared>>,
@@ -65,6 +164,8 @@ pub struct TestEditor {
 }
 
 impl TestEditor {
+    /// An editor on these streams that checks nothing when dropped (the benches' editor); a
+    /// test gets a [`CheckedEditor`] from [`in_process`] or [`spawn_editor`].
     pub fn new<R, W>(reader: R, writer: W) -> Arc<TestEditor>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -88,8 +189,14 @@ impl TestEditor {
                 }
                 let is_response = message.get("method").is_none();
                 if is_response {
-                    if let Some(tx) = message["id"].as_i64().and_then(|id| s.pending.remove(&id)) {
-                        let _ = tx.send(message);
+                    let waiting = message["id"].as_i64().and_then(|id| s.pending.remove(&id));
+                    match waiting {
+                        Some(tx) => {
+                            if let Err(unread) = tx.send(message) {
+                                s.unread_replies.push(unread);
+                            }
+                        }
+                        None => s.unread_replies.push(message),
                     }
                 } else if message.get("id").is_some() {
                     let method = message["method"].as_str().unwrap_or_default().to_owned();
@@ -97,11 +204,16 @@ impl TestEditor {
                     s.requests.push_back(message);
                 } else {
                     s.notifications.push(message);
+                    s.read.push(false);
                 }
                 drop(s);
                 changed.notify_waiters();
             }
-            shared.lock().unwrap().closed = true;
+            let mut s = shared.lock().unwrap();
+            s.closed = true;
+            // No reply can come now: the requests still waiting end ("connection closed").
+            s.pending.clear();
+            drop(s);
             changed.notify_waiters();
         });
         editor
@@ -116,18 +228,19 @@ impl TestEditor {
         let _ = w.flush().await;
     }
 
-    /// Sends a request and returns a receiver for its whole response message.
-    pub async fn start_request(
-        &self,
-        method: &str,
-        params: Value,
-    ) -> (i64, oneshot::Receiver<Value>) {
+    /// Sends a request and returns its id and its [`Reply`].
+    pub async fn start_request(&self, method: &str, params: Value) -> (i64, Reply) {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.shared.lock().unwrap().pending.insert(id, tx);
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
-        (id, rx)
+        let reply = Reply {
+            rx,
+            shared: self.shared.clone(),
+            read: false,
+        };
+        (id, reply)
     }
 
     /// Sends a request and waits for its response message (`result` or `error`).
@@ -297,6 +410,8 @@ impl TestEditor {
         self.shared.lock().unwrap().notifications.len()
     }
 
+    /// Every notification so far; looking does not count as reading (see
+    /// [`TestEditor::read_notifications`]).
     pub fn notifications(&self) -> Vec<Value> {
         self.shared.lock().unwrap().notifications.clone()
     }
@@ -319,24 +434,127 @@ impl TestEditor {
         pred: impl Fn(&Value) -> bool,
         within: Duration,
     ) -> Option<Value> {
+        let (_, found) = self.find_notification(mark, pred, within).await?;
+        Some(found)
+    }
+
+    /// The first notification after `mark` that satisfies `pred` (waiting `within` at most for
+    /// it), and where it is; it counts as read.
+    async fn find_notification(
+        &self,
+        mark: usize,
+        pred: impl Fn(&Value) -> bool,
+        within: Duration,
+    ) -> Option<(usize, Value)> {
         tokio::time::timeout(
             within,
-            self.wait(|s| s.notifications.iter().skip(mark).find(|n| pred(n)).cloned()),
+            self.wait(|s| {
+                let at = mark + s.notifications.iter().skip(mark).position(&pred)?;
+                s.read[at] = true;
+                Some((at, s.notifications[at].clone()))
+            }),
         )
         .await
         .ok()
         .flatten()
     }
 
-    /// Waits until a `serverStatus` for `server` reports `state`.
+    /// The notifications after `mark` that satisfy `pred`, as they are now; they count as read.
+    pub fn read_notifications(&self, mark: usize, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut s = self.shared.lock().unwrap();
+        let mut found = Vec::new();
+        for at in mark..s.notifications.len() {
+            if pred(&s.notifications[at]) {
+                s.read[at] = true;
+                found.push(s.notifications[at].clone());
+            }
+        }
+        found
+    }
+
+    /// Says the test does not care about unread messages with this method (a notification the
+    /// sidecar sends on its own that this test does not look at), for the rest of the test.
+    pub fn ignore(&self, method: &str) {
+        self.shared
+            .lock()
+            .unwrap()
+            .ignored
+            .insert(method.to_owned());
+    }
+
+    /// What the sidecar sent that the test did not read, one line each, leaving out the
+    /// methods of [`UNCHECKED`], those the test ignores, `starting` statuses (a step to an
+    /// outcome, `running` or `failed`, which is checked itself; a retry's comes when it comes),
+    /// and [`TestEditor::settled`]'s probes.
+    pub fn unread(&self) -> Vec<String> {
+        let s = self.shared.lock().unwrap();
+        let skipped = |message: &Value| {
+            let method = message["method"].as_str().unwrap_or_default();
+            let status = &message["params"];
+            UNCHECKED.contains(&method)
+                || s.ignored.contains(method)
+                || (method == "mcp-sidecar/serverStatus"
+                    && (status["state"] == "starting"
+                        || status["name"]
+                            .as_str()
+                            .is_some_and(|n| n.starts_with(SETTLED_PROBE))))
+        };
+        // A server's status repeating a state the test read for that server (the same state,
+        // sent again with another message, or not folded into one by the sidecar's coalescing)
+        // tells the test nothing new.
+        let status_of = |n: &Value| {
+            (n["method"] == "mcp-sidecar/serverStatus")
+                .then(|| (n["params"]["name"].clone(), n["params"]["state"].clone()))
+        };
+        let states_read: HashSet<_> = s
+            .notifications
+            .iter()
+            .zip(&s.read)
+            .filter(|(_, read)| **read)
+            .filter_map(|(n, _)| status_of(n))
+            .collect();
+        let repeat = |n: &Value| status_of(n).is_some_and(|s| states_read.contains(&s));
+        let notifications = s
+            .notifications
+            .iter()
+            .zip(&s.read)
+            .filter(|(n, read)| !**read && !skipped(n) && !repeat(n))
+            .map(|(n, _)| format!("  notification {}", brief(n)));
+        let requests = s
+            .requests
+            .iter()
+            .filter(|r| !skipped(r))
+            .map(|r| format!("  request {}", brief(r)));
+        let replies = s
+            .unread_replies
+            .iter()
+            .map(|r| format!("  reply {}", brief(r)));
+        notifications.chain(requests).chain(replies).collect()
+    }
+
+    /// Waits until a `serverStatus` for `server` reports `state`. The server's `needsTrust`
+    /// statuses after `mark` and before that one count as read too: they are the way there (a
+    /// workspace's server waits for trust, then starts).
     pub async fn wait_status(&self, mark: usize, server: &str, state: &str) -> Value {
-        self.wait_notification(mark, |n| {
-            n["method"] == "mcp-sidecar/serverStatus"
-                && n["params"]["name"] == server
-                && n["params"]["state"] == state
-        })
-        .await["params"]
-            .clone()
+        let status =
+            |n: &Value| n["method"] == "mcp-sidecar/serverStatus" && n["params"]["name"] == server;
+        let (at, reached) = self
+            .find_notification(mark, |n| status(n) && n["params"]["state"] == state, WAIT)
+            .await
+            .unwrap_or_else(|| {
+                panic!(
+                    "{server} never reported {state}; got {:#?}",
+                    self.notifications()
+                )
+            });
+        let mut s = self.shared.lock().unwrap();
+        for i in mark..at {
+            let n = &s.notifications[i];
+            if status(n) && n["params"]["state"] == "needsTrust" {
+                s.read[i] = true;
+            }
+        }
+        reached["params"].clone()
     }
 
     /// When the messages of [`BIG_MESSAGE`] bytes or more came, oldest first.
@@ -422,10 +640,27 @@ impl TestEditor {
         response["result"].clone()
     }
 
+    /// `shutdown`, then `exit`, then waits until the sidecar closed the connection (so all it
+    /// sent is in). The `stopped` statuses sent from `shutdown` on count as read: stopping the
+    /// servers is what the test asked for.
     pub async fn shutdown_and_exit(&self) {
+        let mark = self.mark();
         let response = self.request("shutdown", Value::Null).await;
         assert!(response.get("error").is_none(), "{response}");
         self.notify("exit", Value::Null).await;
+        self.wait_closed().await;
+        self.read_notifications(mark, |n| {
+            n["method"] == "mcp-sidecar/serverStatus" && n["params"]["state"] == "stopped"
+        });
+    }
+}
+
+/// A message on one line, its text cut at 400 characters.
+fn brief(message: &Value) -> String {
+    let text = message.to_string();
+    match text.char_indices().nth(400) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
     }
 }
 
@@ -502,10 +737,10 @@ pub async fn wait_exit(child: &mut tokio::process::Child) {
 /// Starts the sidecar and connects a scripted editor to its stdio.
 pub fn spawn_editor(
     command: &mut tokio::process::Command,
-) -> (tokio::process::Child, Arc<TestEditor>) {
+) -> (tokio::process::Child, CheckedEditor) {
     let mut child = command.spawn().expect("the sidecar binary starts");
     let editor = TestEditor::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    (child, editor)
+    (child, CheckedEditor::new(editor))
 }
 
 /// A server definition running the built-in demo server.
@@ -518,13 +753,13 @@ pub fn demo_server(era: &str, pin: Option<&str>) -> Value {
 }
 
 /// Starts the sidecar in-process over a duplex pipe; no user config file is read.
-pub fn in_process() -> Arc<TestEditor> {
+pub fn in_process() -> CheckedEditor {
     isolate_user_config();
     let (editor_side, sidecar_side) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(sidecar_side);
     tokio::spawn(mcp_sidecar::lsp::serve(sr, sw));
     let (er, ew) = tokio::io::split(editor_side);
-    TestEditor::new(er, ew)
+    CheckedEditor::new(TestEditor::new(er, ew))
 }
 
 /// Points XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR at empty folders so a developer's own config,
@@ -680,10 +915,8 @@ pub async fn call_with_progress(
         .wait_notification(mark, |n| mine(n) && n["params"]["value"]["kind"] == "end")
         .await;
     let values = editor
-        .notifications()
+        .read_notifications(mark, mine)
         .into_iter()
-        .skip(mark)
-        .filter(|n| mine(n))
         .map(|n| n["params"]["value"].clone())
         .collect();
     (response, values)
@@ -700,6 +933,40 @@ pub async fn wait_log(editor: &TestEditor, mark: usize, needle: &str) -> Value {
         })
         .await["params"]
         .clone()
+}
+
+/// Waits for a `window/showMessage` after `mark` whose text contains `needle`; returns its params.
+pub async fn wait_shown(editor: &TestEditor, mark: usize, needle: &str) -> Value {
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "window/showMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(needle))
+        })
+        .await["params"]
+        .clone()
+}
+
+/// Whether `n` is a `serverStatus` of `server` reporting `state`.
+pub fn is_status(n: &Value, server: &str, state: &str) -> bool {
+    n["method"] == "mcp-sidecar/serverStatus"
+        && n["params"]["name"] == server
+        && n["params"]["state"] == state
+}
+
+/// The texts of the `window/showMessage`s after `mark`, in order; they count as read.
+pub fn read_shown(editor: &TestEditor, mark: usize) -> Vec<String> {
+    editor
+        .read_notifications(mark, |n| n["method"] == "window/showMessage")
+        .iter()
+        .map(|n| {
+            n["params"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
 }
 
 fn call_arg(server: &str, tool: &str, arguments: Value) -> Value {
