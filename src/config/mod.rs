@@ -24,7 +24,8 @@ pub use settings::{
     DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, Questions, RootsSettings,
     Settings,
 };
-pub use user_file::{UserFile, user_config_path};
+pub use user_file::UserFile;
+pub use workspace::user_config_path;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

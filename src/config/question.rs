@@ -5,8 +5,6 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::RootsFilter;
-
 /// The definition as written, for the trust question: no value of any variable, env entry or
 /// header is shown (references such as `${env:TOKEN}` are shown as written). Every word a
 /// workspace chose is shown so that it cannot pass for another: see [`shell_word`].
@@ -135,11 +133,12 @@ pub fn shell_word(word: &str) -> String {
     out
 }
 
-/// The per-server settings that loosen what the sidecar does, in words.
+/// The per-server settings that loosen what the sidecar does, in words (`roots`: the paths of
+/// a `roots` filter that names them, if any).
 pub(super) fn asks_for(
     sampling: crate::config::sampling::Policy,
     elicitation: crate::config::elicitation::Policy,
-    roots: &RootsFilter,
+    roots: Option<&[PathBuf]>,
     folders: &[PathBuf],
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -157,7 +156,7 @@ pub(super) fn asks_for(
             "questions answered with defaults unasked (elicitation.policy: acceptDefaults)".into(),
         );
     }
-    if let RootsFilter::Only(paths) = roots {
+    if let Some(paths) = roots {
         let outside: Vec<String> = paths
             .iter()
             .filter(|p| !folders.iter().any(|f| p.starts_with(f)))

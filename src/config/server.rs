@@ -382,7 +382,10 @@ impl ServerSpec {
             asks_for: asks_for(
                 sampling,
                 elicitation,
-                &roots,
+                match &roots {
+                    RootsFilter::Only(paths) => Some(paths),
+                    _ => None,
+                },
                 &raw.folder
                     .iter()
                     .chain(&cx.folders)

@@ -1,13 +1,8 @@
 //! The person's own file, `$XDG_CONFIG_HOME/mcp-sidecar/mcp.json` (default `~/.config/...`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{ConfigError, Layer, Scope};
-
-/// Where the person's own file lives, if a home or XDG directory is known.
-pub fn user_config_path() -> Option<PathBuf> {
-    Some(crate::paths::config_dir()?.join("mcp.json"))
-}
 
 /// The user file as a settings layer.
 pub struct UserFile;

@@ -71,13 +71,18 @@ pub fn layers(folders: &[PathBuf]) -> (Vec<Layer>, Vec<ConfigError>) {
     (layers, errors)
 }
 
+/// Where the person's own file lives, if a home or XDG directory is known.
+pub fn user_config_path() -> Option<PathBuf> {
+    Some(crate::paths::config_dir()?.join("mcp.json"))
+}
+
 /// Every file the configuration may come from, for change watching.
 pub fn watched_files(folders: &[PathBuf]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = folders
         .iter()
         .flat_map(|f| FILES.iter().map(move |n| f.join(n)))
         .collect();
-    files.extend(super::user_config_path());
+    files.extend(user_config_path());
     files
 }
 
