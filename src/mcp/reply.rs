@@ -75,30 +75,44 @@ impl Walk<'_> {
     }
 
     /// A string starting at `i` (its quote): the position after it, and whether it has an escape.
+    /// Its end is the first quote after an even run of backslashes: one `memchr` per quote, not
+    /// per escape (a server's text escapes every few bytes).
     fn string(&self, i: usize) -> Option<(usize, bool)> {
+        let end = self.end_of_string(i)?;
+        Some((
+            end,
+            memchr::memchr(b'\\', &self.0[i + 1..end - 1]).is_some(),
+        ))
+    }
+
+    /// Where the string starting at `i` ends (the position after its quote).
+    fn end_of_string(&self, i: usize) -> Option<usize> {
         let mut j = i + 1;
-        let mut escaped = false;
         loop {
-            j += memchr::memchr2(b'"', b'\\', self.0.get(j..)?)?;
-            if self.0[j] == b'"' {
-                return Some((j + 1, escaped));
+            j += memchr::memchr(b'"', self.0.get(j..)?)?;
+            let run = self.0[i + 1..j]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if run % 2 == 0 {
+                return Some(j + 1);
             }
-            escaped = true;
-            j += 2;
+            j += 1;
         }
     }
 
     /// Any value starting at `i`: the position after it.
     fn skip(&self, i: usize) -> Option<usize> {
         match self.at(i)? {
-            b'"' => Some(self.string(i)?.0),
+            b'"' => self.end_of_string(i),
             b'{' | b'[' => {
                 let mut depth = 0usize;
                 let mut j = i;
                 loop {
                     match self.at(j)? {
                         b'"' => {
-                            j = self.string(j)?.0;
+                            j = self.end_of_string(j)?;
                             continue;
                         }
                         b'{' | b'[' => depth += 1,
