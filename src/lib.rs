@@ -22,3 +22,4 @@ pub mod store;
 #[cfg(test)]
 pub mod testing;
 pub mod ui;
+pub mod uri_template;

@@ -44,6 +44,7 @@ pub const CMD_LIST_PROMPTS: &str = "mcp-sidecar.listPrompts";
 pub const CMD_GET_PROMPT: &str = "mcp-sidecar.getPrompt";
 pub const CMD_COMPLETE: &str = "mcp-sidecar.complete";
 pub const CMD_GATEWAY_INFO: &str = "mcp-sidecar.gatewayInfo";
+pub const CMD_EXPAND_URI_TEMPLATE: &str = "mcp-sidecar.expandUriTemplate";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -64,6 +65,7 @@ pub const COMMANDS: &[&str] = &[
     CMD_GET_PROMPT,
     CMD_COMPLETE,
     CMD_GATEWAY_INFO,
+    CMD_EXPAND_URI_TEMPLATE,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -449,6 +451,88 @@ pub struct ResourceTemplateSummary {
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+}
+
+/// `mcp-sidecar.expandUriTemplate` argument: an RFC 6570 template (a resource template's
+/// `uriTemplate`) and the values of its variables; a variable without one is undefined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpandUriTemplateArgs {
+    pub uri_template: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<std::collections::BTreeMap<String, TemplateValue>>,
+}
+
+/// A variable's value for `mcp-sidecar.expandUriTemplate`: a string, a list of strings, or an
+/// object of strings (RFC 6570's associative array, its members kept in the order written).
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
+#[serde(untagged)]
+pub enum TemplateValue {
+    String(String),
+    List(Vec<String>),
+    Map(#[schemars(with = "std::collections::BTreeMap<String, String>")] Vec<(String, String)>),
+}
+
+impl Serialize for TemplateValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TemplateValue::String(text) => serializer.serialize_str(text),
+            TemplateValue::List(items) => serializer.collect_seq(items),
+            TemplateValue::Map(pairs) => serializer.collect_map(pairs.iter().map(|(k, v)| (k, v))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TemplateValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TemplateValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string, a list of strings or an object whose values are strings")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TemplateValue, E> {
+                Ok(TemplateValue::String(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<TemplateValue, E> {
+                Ok(TemplateValue::String(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<TemplateValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(TemplateValue::List(items))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<TemplateValue, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(TemplateValue::Map(pairs))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `mcp-sidecar.expandUriTemplate` result: the template's variables in order of first
+/// appearance, each once, and the URI it expands to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExpandUriTemplateResult {
+    pub variables: Vec<String>,
+    pub uri: String,
 }
 
 /// One row of `mcp-sidecar.listPrompts`; `arguments` as the server lists them (`name`,

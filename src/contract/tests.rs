@@ -65,3 +65,45 @@ fn editor_capabilities_default_to_absent() {
     let bad = EditorCapabilities::from_experimental(Some(&json!({"mcpSidecar": 3})));
     assert_eq!(bad, EditorCapabilities::default());
 }
+
+#[test]
+fn template_values_keep_an_objects_order_and_refuse_other_shapes() {
+    let args: ExpandUriTemplateArgs = serde_json::from_str(
+        r#"{"uriTemplate": "x{?keys*}", "values": {"keys": {"semi": ";", "dot": ".", "comma": ","}, "l": ["a"], "s": "b"}}"#,
+    )
+    .unwrap();
+    let values = args.values.unwrap();
+    assert_eq!(
+        values["keys"],
+        TemplateValue::Map(vec![
+            ("semi".into(), ";".into()),
+            ("dot".into(), ".".into()),
+            ("comma".into(), ",".into()),
+        ])
+    );
+    assert_eq!(values["l"], TemplateValue::List(vec!["a".into()]));
+    assert_eq!(values["s"], TemplateValue::String("b".into()));
+    let back = serde_json::to_string(&values["keys"]).unwrap();
+    assert_eq!(back, r#"{"semi":";","dot":".","comma":","}"#);
+    for bad in [
+        json!(1),
+        json!(null),
+        json!(true),
+        json!([1]),
+        json!({"a": 1}),
+        json!([["a"]]),
+    ] {
+        let parsed = serde_json::from_value::<TemplateValue>(bad.clone());
+        assert!(parsed.is_err(), "{bad}");
+    }
+    let message = serde_json::from_value::<TemplateValue>(json!(1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("a string, a list of strings or an object whose values are strings"),
+        "{message}"
+    );
+    let args: ExpandUriTemplateArgs =
+        serde_json::from_value(json!({"uriTemplate": "x", "values": null})).unwrap();
+    assert_eq!(args.values, None);
+}

@@ -139,6 +139,8 @@ fn params_fields_are_documented() {
     fields_documented::<RestartServerArgs>(CMD_RESTART_SERVER);
     fields_documented::<ListToolsArgs>(CMD_LIST_TOOLS);
     fields_documented::<GatewayInfo>(CMD_GATEWAY_INFO);
+    fields_documented::<ExpandUriTemplateArgs>(CMD_EXPAND_URI_TEMPLATE);
+    fields_documented::<ExpandUriTemplateResult>(CMD_EXPAND_URI_TEMPLATE);
 }
 
 #[test]
@@ -168,6 +170,25 @@ fn examples_match_the_rust_types() {
     round_trips::<CallToolArgs>("callTool.argument");
     round_trips::<RestartServerArgs>("restartServer.argument");
     round_trips::<GatewayInfo>("gatewayInfo.result");
+    round_trips::<ExpandUriTemplateArgs>("expandUriTemplate.argument");
+    round_trips::<ExpandUriTemplateResult>("expandUriTemplate.result");
+}
+
+/// The documented `expandUriTemplate` example is what the sidecar answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_expansion_is_the_sidecars() {
+    let editor = crate::support::in_process();
+    editor
+        .initialize(&[], serde_json::json!({}), serde_json::json!({}))
+        .await;
+    let result = editor
+        .command(
+            CMD_EXPAND_URI_TEMPLATE,
+            example("expandUriTemplate.argument"),
+        )
+        .await;
+    assert_eq!(result, example("expandUriTemplate.result"));
+    editor.shutdown_and_exit().await;
 }
 
 // The editors ------------------------------------------------------------------------------------

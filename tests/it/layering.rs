@@ -16,7 +16,14 @@ use source::Module;
 /// 5: the faces, 6: the programs); within a layer they are ordered too, so there is no circle.
 const LAYERS: &[&[&str]] = &[
     // 1
-    &["contract", "paths", "logging", "guard", "net"],
+    &[
+        "contract",
+        "paths",
+        "logging",
+        "guard",
+        "net",
+        "uri_template",
+    ],
     &["store"],
     // 2
     &["config"],

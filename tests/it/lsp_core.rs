@@ -227,6 +227,14 @@ async fn pending_prompts_never_wedge_the_lsp_loop() {
         .command_response("mcp-sidecar.restartServer", json!({}))
         .await;
     assert_eq!(busy["error"]["data"]["kind"], "busy", "{busy}");
+    // A command that waits on no server and no person takes no permit: answered meanwhile.
+    let expanded = editor
+        .command(
+            "mcp-sidecar.expandUriTemplate",
+            json!({"uriTemplate": "x{?q}", "values": {"q": "1"}}),
+        )
+        .await;
+    assert_eq!(expanded["uri"], "x?q=1", "{expanded}");
 
     let (cancel_id, cancel_rx) = waiting.remove(0);
     let mark = editor.mark();

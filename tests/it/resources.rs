@@ -337,6 +337,100 @@ async fn a_server_without_resources_has_none_and_says_so() {
     }
 }
 
+/// `expandUriTemplate` owns RFC 6570 for both editors: the variables first, then the URI; a
+/// malformed template, a prefix of a list, a template or URI past the bounds are refused with
+/// what is wrong (its message cleaned, as it quotes a server's template); a value of another
+/// shape is a bad argument. No server is needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uri_templates_are_expanded_by_the_sidecar_and_bad_ones_refused() {
+    let editor = in_process();
+    editor.initialize(&[], json!({}), full_ui()).await;
+    let expand = |argument: Value| {
+        let editor = editor.clone();
+        async move {
+            editor
+                .command_response("mcp-sidecar.expandUriTemplate", argument)
+                .await
+        }
+    };
+    let template = "search://{host}/items{/path*}{?q,lang}{&keys*}{#frag:3}";
+    let asked = expand(json!({"uriTemplate": template})).await;
+    assert_eq!(
+        asked["result"],
+        json!({"variables": ["host", "path", "q", "lang", "keys", "frag"], "uri": "search:///items"}),
+        "{asked}"
+    );
+    let values = json!({
+        "host": "ex ample", "path": ["a b", "c/d"], "q": "x&y", "lang": "",
+        "keys": {"z": "1", "a": "é"}, "frag": "abcdef", "unused": "u",
+    });
+    let expanded = expand(json!({"uriTemplate": template, "values": values})).await;
+    assert_eq!(
+        expanded["result"]["uri"],
+        "search://ex%20ample/items/a%20b/c%2Fd?q=x%26y&lang=&z=1&a=%C3%A9#abc",
+        "{expanded}"
+    );
+
+    let refused = |response: &Value, needle: &str| {
+        assert_eq!(response["error"]["code"], -32000, "{response}");
+        assert_eq!(response["error"]["data"]["kind"], "refused", "{response}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{needle:?} not in {message:?}");
+    };
+    for (template, needle) in [
+        (
+            "x://{id",
+            "the \"{\" at character 5 of the URI template is not closed",
+        ),
+        ("x://id}", "has no \"{\" before it"),
+        ("x://{=id}", "reserves for future extensions"),
+        (
+            "x://{a b}",
+            "\"a b\" in the expression \"{a b}\" at character 5",
+        ),
+        (
+            "x://{a:0}",
+            "a prefix length is a whole number from 1 to 9999",
+        ),
+        ("x://{a:2*}", "not both"),
+    ] {
+        refused(&expand(json!({"uriTemplate": template})).await, needle);
+    }
+    let prefix = expand(json!({"uriTemplate": "{l:2}", "values": {"l": ["a"]}})).await;
+    refused(&prefix, "cannot shorten");
+    let long = expand(json!({"uriTemplate": "a".repeat(8 * 1024 + 1)})).await;
+    refused(&long, "at most 8192");
+    let big = expand(json!({"uriTemplate": "{v}{v}{v}", "values": {"v": "é".repeat(4000)}})).await;
+    refused(&big, "longer than 65536 bytes");
+    // A server's template quoted in the message is shown cleaned: no bidirectional override.
+    let sneaky = expand(json!({"uriTemplate": "x://{a\u{202e}b}"})).await;
+    refused(&sneaky, "is not a variable name");
+    assert!(
+        !sneaky["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains('\u{202e}'),
+        "{sneaky}"
+    );
+
+    for bad in [
+        json!({"uriTemplate": "x{?q}", "values": {"q": 1}}),
+        json!({"uriTemplate": "x{?q}", "values": {"q": {"k": ["v"]}}}),
+        json!({"uriTemplate": "x{?q}", "values": ["q"]}),
+        json!({"values": {}}),
+    ] {
+        let response = expand(bad.clone()).await;
+        assert_eq!(response["error"]["code"], -32602, "{bad}: {response}");
+    }
+    let shape = expand(json!({"uriTemplate": "x", "values": {"q": true}})).await;
+    let message = shape["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("a string, a list of strings or an object whose values are strings"),
+        "{message}"
+    );
+    editor.shutdown_and_exit().await;
+}
+
 /// `fixtures/python/resources_server.py` in one era, as the server "resources".
 async fn python_resources(era: &str, extra_args: &[&str], settings: Value) -> CheckedEditor {
     let mut args = vec![

@@ -5,8 +5,9 @@
 #   editors/nvim/test/run.sh prompts draft      only specs whose name contains one of these
 # Environment: MCP_SIDECAR_BIN (default: cargo build, then target/debug/mcp-sidecar),
 #              NVIM (default: installed by test/install.sh), SPEC_TIMEOUT (seconds, default 90),
-#              MCP_PYTHON, MCP_EVERYTHING_JS (default: from .cache/peers/env.sh; signin_spec's
-#              and gateway_spec's Python, resources_spec's server-everything).
+#              MCP_PYTHON, MCP_EVERYTHING_JS, MCP_PEERS_NODE_MODULES (default: from
+#              .cache/peers/env.sh; signin_spec's and gateway_spec's Python, resources_spec's
+#              server-everything and the TypeScript SDK of fixtures/node/).
 # Prints "N passed, N failed" last; exits non-zero when a test failed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,12 +21,14 @@ if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
 fi
 export MCP_SIDECAR_BIN
 # The peers of scripts/install-peers.sh: the Python SDK (signin_spec's OAuth-protected fixture,
-# gateway_spec's agent) and server-everything (resources_spec). Values already set are kept.
-if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" ) && -f "$ROOT/.cache/peers/env.sh" ]]; then
-  keep_python="${MCP_PYTHON:-}" keep_everything="${MCP_EVERYTHING_JS:-}"
+# gateway_spec's agent), server-everything and the TypeScript SDK (resources_spec). Values already
+# set are kept.
+if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" || -z "${MCP_PEERS_NODE_MODULES:-}" ) && -f "$ROOT/.cache/peers/env.sh" ]]; then
+  keep_python="${MCP_PYTHON:-}" keep_everything="${MCP_EVERYTHING_JS:-}" keep_modules="${MCP_PEERS_NODE_MODULES:-}"
   # shellcheck disable=SC1091
   . "$ROOT/.cache/peers/env.sh"
   export MCP_PYTHON="${keep_python:-${MCP_PYTHON:-}}" MCP_EVERYTHING_JS="${keep_everything:-${MCP_EVERYTHING_JS:-}}"
+  export MCP_PEERS_NODE_MODULES="${keep_modules:-${MCP_PEERS_NODE_MODULES:-}}"
 fi
 echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 

@@ -30,6 +30,7 @@ export const CMD_LIST_PROMPTS = 'mcp-sidecar.listPrompts';
 export const CMD_GET_PROMPT = 'mcp-sidecar.getPrompt';
 export const CMD_COMPLETE = 'mcp-sidecar.complete';
 export const CMD_GATEWAY_INFO = 'mcp-sidecar.gatewayInfo';
+export const CMD_EXPAND_URI_TEMPLATE = 'mcp-sidecar.expandUriTemplate';
 
 /** The extension's commands (package.json) that send each sidecar command. */
 export const OFFERED_COMMANDS: Record<string, string[]> = {
@@ -51,6 +52,7 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_GET_PROMPT]: ['mcpSidecar.runPrompt'],
   [CMD_COMPLETE]: ['mcpSidecar.openResource', 'mcpSidecar.runPrompt'],
   [CMD_GATEWAY_INFO]: ['mcpSidecar.copyGatewayConfiguration'],
+  [CMD_EXPAND_URI_TEMPLATE]: ['mcpSidecar.openResource'],
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
@@ -293,6 +295,21 @@ export interface ResourceTemplateSummary {
   title?: string;
   description?: string;
   mimeType?: string;
+}
+
+/** A variable's value for `mcp-sidecar.expandUriTemplate`: a string, a list, or an object of strings (its members in order). */
+export type TemplateValue = string | string[] | Record<string, string>;
+
+/** `mcp-sidecar.expandUriTemplate` argument: an RFC 6570 template and its variables' values (absent: undefined). */
+export interface ExpandUriTemplateArgs {
+  uriTemplate: string;
+  values?: Record<string, TemplateValue>;
+}
+
+/** `mcp-sidecar.expandUriTemplate` result: the variables in order of first appearance, each once, and the expanded URI. */
+export interface ExpandUriTemplateResult {
+  variables: string[];
+  uri: string;
 }
 
 /** The argument of readResource, subscribeResource and unsubscribeResource. */

@@ -28,6 +28,7 @@ use crate::mcp::{Manager, Reply};
 
 mod call_tool;
 mod complete;
+mod expand_uri_template;
 mod gateway_info;
 mod get_prompt;
 mod list_prompts;
@@ -65,6 +66,7 @@ pub const HANDLERS: &[Entry] = &[
     entry::<get_prompt::GetPrompt>(),
     entry::<complete::Complete>(),
     entry::<gateway_info::GatewayInfo>(),
+    entry::<expand_uri_template::ExpandUriTemplate>(),
 ];
 
 /// One command.
@@ -395,7 +397,8 @@ mod tests {
         );
         // An argument every command reads.
         let arg = serde_json::json!({"server": "x", "tool": "t", "uri": "u", "name": "n",
-            "ref": {"type": "ref/prompt", "name": "n"}, "argument": {"name": "a", "value": ""}});
+            "ref": {"type": "ref/prompt", "name": "n"}, "argument": {"name": "a", "value": ""},
+            "uriTemplate": "u{?q}"});
         for entry in HANDLERS {
             // It writes the sampling log under the state directory.
             if entry.name == crate::contract::CMD_OPEN_SAMPLING_LOG {

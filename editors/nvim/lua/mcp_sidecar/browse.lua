@@ -45,24 +45,37 @@ local function rows_of(result)
   return type(result) == 'table' and vim.islist(result) and result or {}
 end
 
---- A template's variables asked (with the server's suggestions), then the URI it expands to.
+--- A template's variables (as the sidecar reads them) asked with the server's suggestions, then
+--- the URI the sidecar expands them to. Any variable may be left empty: it is then undefined,
+--- which RFC 6570 allows (the template says how it expands). Nil when dismissed or refused.
 local function expand_template(api, row)
-  local parts, problem = resources.parse_template(row.uriTemplate)
-  if not parts then
+  local function refused(err)
     notify(
-      ('%s: the template %s is malformed: %s'):format(row.server, tostring(row.uriTemplate), problem),
+      ('%s: cannot use the template %s: %s'):format(
+        row.server,
+        tostring(row.uriTemplate),
+        api.error_message(err)
+      ),
       vim.log.levels.ERROR
     )
+  end
+  local parsed, err = api.expand_template(row.uriTemplate)
+  if err then
+    refused(err)
     return nil
   end
-  local names, optional = resources.variables(parts)
-  local described = {}
-  for _, name in ipairs(names) do
-    described[name] = { required = not optional[name] }
-  end
+  local names = type(parsed) == 'table' and type(parsed.variables) == 'table' and parsed.variables or {}
   local ref = { type = 'ref/resource', uri = row.uriTemplate }
-  local values = ask_values(api, row.server, ref, ('%s: %s'):format(row.server, row.name), names, described)
-  return values and resources.expand(parts, values)
+  local values = ask_values(api, row.server, ref, ('%s: %s'):format(row.server, row.name), names, {})
+  if not values then
+    return nil
+  end
+  local expanded, expand_err = api.expand_template(row.uriTemplate, values)
+  if expand_err then
+    refused(expand_err)
+    return nil
+  end
+  return expanded.uri
 end
 
 --- :Mcp resources: a pick over the resources and templates of `server` (or of every running

@@ -23,6 +23,7 @@ M.CMD = {
   get_prompt = 'mcp-sidecar.getPrompt',
   complete = 'mcp-sidecar.complete',
   gateway_info = 'mcp-sidecar.gatewayInfo',
+  expand_uri_template = 'mcp-sidecar.expandUriTemplate',
 }
 
 local progress_count = 0

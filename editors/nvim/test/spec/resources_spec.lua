@@ -4,8 +4,11 @@ local T = require('helpers')
 
 local SERVER = 'everything'
 
---- The sidecar with server-everything beside the demo; the server's MCP log lines as they come.
+--- The sidecar with server-everything and the resource templates fixture
+--- (fixtures/node/resource_templates_server.mjs) beside the demo; the server's MCP log lines as
+--- they come.
 local logged = {}
+local NOTES = 'notes'
 local function start()
   if T.server(SERVER) then
     return
@@ -15,13 +18,25 @@ local function start()
     js and vim.uv.fs_stat(js),
     'MCP_EVERYTHING_JS must name server-everything (bash scripts/install-peers.sh; run.sh sources .cache/peers/env.sh)'
   )
+  local modules = os.getenv('MCP_PEERS_NODE_MODULES')
+  T.ok(
+    modules and vim.uv.fs_stat(modules .. '/@modelcontextprotocol/sdk'),
+    'MCP_PEERS_NODE_MODULES must hold the TypeScript SDK (bash scripts/install-peers.sh)'
+  )
   local default = vim.lsp.handlers['window/logMessage']
   vim.lsp.handlers['window/logMessage'] = function(err, params, ctx)
     table.insert(logged, params.message)
     return default(err, params, ctx)
   end
-  T.start_sidecar({ servers = { [SERVER] = { command = 'node', args = { js, 'stdio' } } } })
+  local fixture = T.repo_root .. '/fixtures/node/resource_templates_server.mjs'
+  T.start_sidecar({
+    servers = {
+      [SERVER] = { command = 'node', args = { js, 'stdio' } },
+      [NOTES] = { command = 'node', args = { fixture, modules } },
+    },
+  })
   T.wait_running(SERVER, 30000)
+  T.wait_running(NOTES, 30000)
 end
 
 local function wait_logged(needle)
@@ -34,34 +49,50 @@ local function wait_logged(needle)
   end, 'a log line containing "' .. needle .. '"')
 end
 
-local function resource_buf(uri)
-  return T.wait_buf('^' .. vim.pesc('mcp://resource/' .. SERVER .. '/' .. uri) .. '$', 20000)
+local function resource_buf_of(server, uri)
+  return T.wait_buf('^' .. vim.pesc('mcp://resource/' .. server .. '/' .. uri) .. '$', 20000)
 end
 
-T.test('URI templates: RFC 6570 expansion, and malformed ones are named', function()
-  local r = require('mcp_sidecar.resources')
-  local parts = assert(r.parse_template('demo://resource/dynamic/text/{resourceId}'))
-  T.eq({ 'resourceId' }, r.variables(parts))
-  local names, optional = r.variables(assert(r.parse_template('api://s/{seg}{?q,n}')))
-  T.eq({ 'seg', 'q', 'n' }, names)
-  T.eq({ seg = false, q = true, n = true }, optional)
-  T.eq('demo://resource/dynamic/text/3', r.expand(parts, { resourceId = '3' }))
-  T.eq('demo://x/a%20b%2Fc', r.expand(assert(r.parse_template('demo://x/{v}')), { v = 'a b/c' }))
-  T.eq('file:///a/b/c', r.expand(assert(r.parse_template('file:///{+path}')), { path = 'a/b/c' }))
-  T.eq(
-    'api://s/items?q=x%26y&n=2',
-    r.expand(assert(r.parse_template('api://s/{seg}{?q,n}')), { seg = 'items', q = 'x&y', n = '2' })
-  )
-  T.eq('x://a/b/c', r.expand(assert(r.parse_template('x://a{/p,q}')), { p = 'b', q = 'c' }))
-  T.eq('x://abc', r.expand(assert(r.parse_template('x://{v:3}')), { v = 'abcdef' }))
-  local _, err = r.parse_template('demo://{unclosed')
-  T.contains(err, 'is not closed')
-  _, err = r.parse_template('demo://a}b')
-  T.contains(err, 'without "{"')
-  _, err = r.parse_template('demo://{bad name}')
-  T.contains(err, 'is not a variable name')
-  _, err = r.parse_template('demo://{}')
-  T.contains(err, 'an empty expression')
+local function resource_buf(uri)
+  return resource_buf_of(SERVER, uri)
+end
+
+--- `mcp-sidecar.expandUriTemplate` as the plugin sends it, run to its end: (result, err).
+local function expand(template, values)
+  local exec = require('mcp_sidecar.exec')
+  local client = require('mcp_sidecar').client()
+  local done
+  require('mcp_sidecar.async').run(function()
+    done = { exec.run(client, exec.CMD.expand_uri_template, { uriTemplate = template, values = values }) }
+  end)
+  T.wait(function()
+    return done
+  end, 'the expansion of ' .. template)
+  return done[1], done[2]
+end
+
+T.test('URI templates: the sidecar names the variables and expands all four levels', function()
+  start()
+  local template = 'api://s/{seg}{/path*}{?q,n}{&keys*}{#frag:3}'
+  local named = assert(expand(template))
+  T.eq({ 'seg', 'path', 'q', 'n', 'keys', 'frag' }, named.variables)
+  T.eq('api://s/', named.uri)
+  local expanded =
+    assert(expand(template, { seg = 'a b', path = 'x/y', q = 'x&y', n = '2', frag = 'abcdef' }))
+  T.eq('api://s/a%20b/x%2Fy?q=x%26y&n=2#abc', expanded.uri)
+  T.eq('file:///a/b/c', assert(expand('file:///{+path}', { path = 'a/b/c' })).uri)
+  for bad, needle in pairs({
+    ['demo://{unclosed'] = 'the "{" at character 8 of the URI template is not closed',
+    ['demo://a}b'] = 'has no "{" before it',
+    ['demo://{bad name}'] = 'is not a variable name',
+    ['demo://{}'] = 'names no variable',
+    ['demo://{=x}'] = 'reserves for future extensions',
+  }) do
+    local result, err = expand(bad)
+    T.eq(nil, result, bad)
+    T.eq('refused', vim.tbl_get(err, 'data', 'kind'), bad)
+    T.contains(err.message, needle)
+  end
 end)
 
 T.test('filetypes from the mimeType, else from the URI', function()
@@ -114,9 +145,59 @@ T.test(':Mcp resources: a template asked with its variable, then read', function
     return l:find('demo://resource/static/document/', 1, true) ~= nil
   end, picked[1].lines)
   T.ok(#static > 0, 'the static documents are listed too: ' .. vim.inspect(picked[1].lines))
-  T.contains(inputs[1].opts.prompt, SERVER .. ': Dynamic Text Resource › resourceId (required)')
+  -- Any variable may be left undefined (RFC 6570): none is marked required.
+  T.eq(SERVER .. ': Dynamic Text Resource › resourceId: ', inputs[1].opts.prompt)
   -- <Tab> in that input asks the server (its completer echoes a valid id).
   T.eq("customlist,v:lua.require'mcp_sidecar.ask'.complete_input", inputs[1].opts.completion)
+end)
+
+T.test(':Mcp resources: a level 3 and 4 template asked variable by variable, read as expanded', function()
+  start()
+  local picked = T.script_select(T.pick('Notes [template]'))
+  local inputs = T.script_input({ 'me', '2026 plans', 'a&b', 'en' })
+  vim.cmd('Mcp resources ' .. NOTES)
+  local uri = 'notes://me/notes/2026%20plans?q=a%26b&lang=en'
+  local buf = resource_buf_of(NOTES, uri)
+  local lines = T.lines(buf)
+  T.contains(lines, 'read ' .. uri)
+  -- The TypeScript SDK's own RFC 6570 reading of what the sidecar expanded.
+  for _, line in ipairs({ 'owner = me', 'path = 2026 plans', 'q = a&b', 'lang = en' }) do
+    T.contains(lines, line)
+  end
+  T.contains(
+    picked[1].lines,
+    NOTES .. ' › Notes [template] — notes://{owner}/notes{/path*}{?q,lang} (text/plain)'
+  )
+  local asked = vim.tbl_map(function(call)
+    return call.opts.prompt
+  end, inputs)
+  T.eq({
+    'notes: Notes › owner: ',
+    'notes: Notes › path: ',
+    'notes: Notes › q: ',
+    'notes: Notes › lang: ',
+  }, asked)
+  vim.cmd('bwipeout ' .. buf)
+
+  -- Left empty, a variable is undefined: the query drops it.
+  T.script_select(T.pick('Notes [template]'))
+  T.script_input({ 'me', '', 'x', '' })
+  vim.cmd('Mcp resources ' .. NOTES)
+  buf = resource_buf_of(NOTES, 'notes://me/notes?q=x')
+  T.contains(T.lines(buf), 'read notes://me/notes?q=x')
+  vim.cmd('bwipeout ' .. buf)
+end)
+
+T.test('a malformed template is named with the reason the sidecar gives, nothing asked', function()
+  start()
+  T.script_select(T.pick('Broken [template]'))
+  local inputs = T.script_input({})
+  vim.cmd('Mcp resources ' .. NOTES)
+  local n = T.wait_notification('notes: cannot use the template notes://{owner}/broken{/path: ')
+  T.eq(vim.log.levels.ERROR, n.level)
+  T.contains(n.message, 'the "{" at character 23 of the URI template is not closed by a "}" [refused]')
+  T.eq(0, #inputs, 'nothing asked')
+  T.eq(nil, T.find_buf('^mcp://resource/notes/'))
 end)
 
 T.test('a binary blob is described and its bytes can be written to a file', function()

@@ -1,6 +1,7 @@
 // "MCP Sidecar: Open Resource": one quick pick over every running server's resources and
 // resource templates; a template's variables are asked one by one with the server's completion
-// suggestions (ref/resource), the URI expanded here (RFC 6570), and the resource opens.
+// suggestions (ref/resource), the URI expanded by the sidecar (RFC 6570, all four levels:
+// mcp-sidecar.expandUriTemplate), and the resource opens.
 
 import * as vscode from 'vscode';
 import * as contract from '../contract';
@@ -10,7 +11,6 @@ import type { Sidecar } from '../sidecar';
 import { completer } from './completer';
 import type { ResourceDocuments } from './resourceDocuments';
 import { resourceRows } from './resourceModel';
-import { expandTemplate, parseTemplate } from './uriTemplate';
 
 const TITLE = 'MCP Sidecar: Open Resource';
 let nextId = 1;
@@ -53,11 +53,17 @@ export async function openResourceCommand(sidecar: Sidecar, prompts: PromptServi
   }
 }
 
-/** The template's variables, one step each (Back from the first returns to the list). */
+/**
+ * The template's variables, as the sidecar reads them, one step each (Back from the first returns
+ * to the list); any may be left out (undefined, as RFC 6570 allows). Then the sidecar expands the
+ * template with the answers. A template the sidecar refuses is shown with its reason.
+ */
 async function askVariables(sidecar: Sidecar, prompts: PromptService, server: string, uriTemplate: string): Promise<string | 'back' | undefined> {
-  let parsed;
+  const expand = (values?: Record<string, string>) =>
+    sidecar.command<contract.ExpandUriTemplateResult>(contract.CMD_EXPAND_URI_TEMPLATE, { uriTemplate, values } satisfies contract.ExpandUriTemplateArgs);
+  let variables: string[];
   try {
-    parsed = parseTemplate(uriTemplate);
+    variables = (await expand()).variables;
   } catch (error) {
     void vscode.window.showErrorMessage(`${server}: cannot use the resource template: ${(error as Error).message}`);
     return undefined;
@@ -65,9 +71,14 @@ async function askVariables(sidecar: Sidecar, prompts: PromptService, server: st
   const values = await askArguments(prompts, {
     id: () => `openresource-${nextId++}`,
     title: `${server}: ${uriTemplate}`,
-    steps: parsed.variables.map((name) => ({ key: name, name, required: true })),
+    steps: variables.map((name) => ({ key: name, name, required: false })),
     suggest: completer(sidecar, server, { type: 'ref/resource', uri: uriTemplate }),
   });
   if (values === undefined || values === 'back') return values;
-  return expandTemplate(parsed, values);
+  try {
+    return (await expand(values)).uri;
+  } catch (error) {
+    void vscode.window.showErrorMessage(`${server}: cannot expand the resource template: ${(error as Error).message}`);
+    return undefined;
+  }
 }

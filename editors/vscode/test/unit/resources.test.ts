@@ -2,33 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { argumentAnswer, argumentRows, LEAVE_OUT } from '../../src/prompts/argumentModel';
 import { blobBytes, documentPath, languageForMime, resourceRows, resourceView, saveName } from '../../src/resources/resourceModel';
-import { expandTemplate, parseTemplate } from '../../src/resources/uriTemplate';
 import { promptMarkdown, promptRows, promptText } from '../../src/serverPrompts/promptModel';
-
-test('RFC 6570 level 1 and {+var}: variables in order, values percent-encoded', () => {
-  assert.deepEqual(parseTemplate('demo://resource/dynamic/text/{resourceId}').variables, ['resourceId']);
-  assert.equal(expandTemplate('demo://resource/dynamic/text/{resourceId}', { resourceId: '3' }), 'demo://resource/dynamic/text/3');
-  assert.deepEqual(parseTemplate('repo://{owner}/{repo}/x/{owner}').variables, ['owner', 'repo']);
-  assert.equal(expandTemplate('repo://{owner}/{repo}', { owner: 'a b', repo: 'c/d' }), 'repo://a%20b/c%2Fd');
-  assert.equal(expandTemplate('file://{+path}', { path: '/home/me/a b.txt' }), 'file:///home/me/a%20b.txt');
-  assert.equal(expandTemplate('x://{v}', { v: 'é!' }), 'x://%C3%A9%21');
-  // A missing value expands to nothing (RFC 6570).
-  assert.equal(expandTemplate('x://{a}/{b}', { a: '1' }), 'x://1/');
-  assert.equal(expandTemplate('plain://no/variables', {}), 'plain://no/variables');
-});
-
-test('malformed or unsupported templates are refused with the reason', () => {
-  assert.throws(() => parseTemplate('x://{id'), /"\{" without "\}"/);
-  assert.throws(() => parseTemplate('x://id}'), /"\}" without "\{"/);
-  assert.throws(() => parseTemplate('x://{a{b}}'), /nested/);
-  assert.throws(() => parseTemplate('x://{}'), /not a variable name/);
-  assert.throws(() => parseTemplate('x://{a b}'), /not a variable name/);
-  assert.throws(() => parseTemplate('x://{?q}'), /not supported/);
-  assert.throws(() => parseTemplate('x://{/p}'), /not supported/);
-  assert.throws(() => parseTemplate('x://{a,b}'), /not supported/);
-  assert.throws(() => parseTemplate('x://{a:3}'), /not supported/);
-  assert.throws(() => parseTemplate('x://{a*}'), /not supported/);
-});
 
 test('mimeType → language, parameters and suffixes understood, plaintext otherwise', () => {
   assert.equal(languageForMime('text/markdown'), 'markdown');

@@ -14,7 +14,8 @@ local M = {}
 local CMD = exec.CMD
 local notify = util.notify
 
---- The resource, prompt and completion commands of one sidecar, for resources.lua and browse.lua.
+--- The resource, prompt, completion and URI-template commands of one sidecar, for resources.lua
+--- and browse.lua.
 --- Each returns (result, err) and runs inside async.run(); `complete` also outside (then
 --- synchronously, for <Tab>), and gives the suggested values.
 local function server_api(client)
@@ -49,6 +50,16 @@ local function server_api(client)
     end,
     get_prompt = function(server, name, arguments)
       return run(CMD.get_prompt, { server = server, name = name, arguments = arguments })
+    end,
+    --- The sidecar parses and expands `template` (RFC 6570, all four levels) with `values`
+    --- (variable -> string; absent: undefined): `{ variables, uri }`, the variables in order,
+    --- each once; a malformed template is refused with the reason.
+    expand_template = function(template, values)
+      local argument = { uriTemplate = template }
+      if values and next(values) ~= nil then
+        argument.values = values
+      end
+      return run(CMD.expand_uri_template, argument)
     end,
     --- Suggested values for argument `name` (typed so far: `value`), [] when there are none or
     --- the server has no completions.
