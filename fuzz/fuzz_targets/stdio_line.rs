@@ -2,11 +2,12 @@
 //! members, each member (or the line) becomes a message, junk, or a refusal. Never a panic; a
 //! message always serializes again; a refusal always answers a real id with -32602. What a call
 //! made past rmcp is handed of a line (`answer_of`) is, for a line that parses, what that parse
-//! finds as its `id` and `result` (or its error).
+//! finds as its `id` and `result` (or its error), and is judged plain (`mcp::plain`) only as an
+//! object.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_sidecar::mcp::{Line, answer_of, parse_line, split_batch};
+use mcp_sidecar::mcp::{Line, answer_of, parse_line, plain, split_batch};
 
 fuzz_target!(|data: &[u8]| {
     let line = bytes::Bytes::copy_from_slice(data);
@@ -16,6 +17,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(serde_json::to_value(&id).unwrap(), full["id"]);
         match answer {
             Ok(result) => {
+                // Judged as a call judges it: never a panic, and never plain unless an object.
+                if plain(&result) {
+                    assert!(full["result"].is_object());
+                }
                 let result: serde_json::Value =
                     serde_json::from_slice(&result).expect("the result parses when the line does");
                 assert_eq!(result, full["result"]);

@@ -460,6 +460,24 @@ mod tests {
     }
 
     proptest! {
+        /// Bytes a server could send, JSON or not: the walk never panics, and where it is sure it
+        /// says what the derived reading says.
+        #[test]
+        fn any_bytes_are_judged_without_a_panic(
+            text in "[{}\\[\\],:\" \\\\a-z0-9_]{0,64}",
+            bytes in prop::collection::vec(any::<u8>(), 0..64),
+        ) {
+            for input in [text.as_bytes(), &bytes[..]] {
+                let walked = Walk(input).shape();
+                let _ = plain(input);
+                if serde_json::from_slice::<serde::de::IgnoredAny>(input).is_ok()
+                    && let Some(walked) = walked
+                {
+                    prop_assert_eq!(walked, shape(input), "{}", String::from_utf8_lossy(input));
+                }
+            }
+        }
+
         /// The one-pass reading says "plain" exactly when the members, parsed, are as they must be.
         #[test]
         fn the_shape_read_from_the_bytes_agrees_with_the_tree(
