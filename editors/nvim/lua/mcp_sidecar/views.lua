@@ -79,10 +79,13 @@ function M.one_line(text, width)
   return text
 end
 
---- What a view's `message` (`{role, content}`) or `modelContext` (`{content?,
+--- What a view's `message` (the text of its last `ui/message`) or `modelContext` (`{content?,
 --- structuredContent?}`) says, on one line; nil when there is nothing.
 function M.summary(value)
-  if type(value) ~= 'table' then
+  if type(value) == 'string' then
+    value = M.one_line(value)
+    return value ~= '' and value or nil
+  elseif type(value) ~= 'table' then
     return nil
   end
   local content = value.content
