@@ -33,8 +33,10 @@ use std::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+        ServerConfig,
     },
     service::{NotificationContext, QuitReason, RequestContext, ServerInitializeError},
     transport::IntoTransport,
@@ -156,6 +158,7 @@ impl ServerHandler for DemoServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_resources()
                 .enable_logging()
                 .build(),
         )
@@ -191,6 +194,37 @@ impl ServerHandler for DemoServer {
         let call = Call::new(&request, &context, &self.states)?;
         let roots_list_changed = self.roots_list_changed.load(Ordering::Relaxed);
         ask::respond(tools::run(&call, roots_list_changed).await)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut view = Resource::new(tools::CLOCK_VIEW, "clock");
+        view.mime_type = Some(crate::apps::MIME_TYPE.into());
+        Ok(ListResourcesResult::with_all_items(vec![view]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != tools::CLOCK_VIEW {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {:?}", request.uri),
+                None,
+            ));
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![ResourceContents::TextResourceContents {
+                uri: tools::CLOCK_VIEW.into(),
+                mime_type: Some(crate::apps::MIME_TYPE.into()),
+                text: tools::CLOCK_HTML.into(),
+                meta: None,
+            }],
+        )))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
