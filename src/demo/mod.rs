@@ -33,10 +33,9 @@ use std::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-        ServerConfig,
+        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
     },
     service::{NotificationContext, QuitReason, RequestContext, ServerInitializeError},
     transport::IntoTransport,
@@ -196,16 +195,7 @@ impl ServerHandler for DemoServer {
         ask::respond(tools::run(&call, roots_list_changed).await)
     }
 
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        let mut view = Resource::new(tools::CLOCK_VIEW, "clock");
-        view.mime_type = Some(crate::apps::MIME_TYPE.into());
-        Ok(ListResourcesResult::with_all_items(vec![view]))
-    }
-
+    /// The clock's view, the one resource (not listed: a view, not a document to open).
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
