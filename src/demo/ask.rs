@@ -223,7 +223,7 @@ impl<'a> Call<'a> {
     }
 
     /// The capabilities this request may rely on: its own `_meta` (2026-07-28) or the session's.
-    fn client_capabilities(&self) -> Value {
+    pub(super) fn client_capabilities(&self) -> Value {
         serde_json::to_value(self.context.client_capabilities().unwrap_or_default())
             .unwrap_or_default()
     }

@@ -110,14 +110,22 @@ pub(super) fn list() -> Vec<Tool> {
 pub(super) const CLOCK_VIEW: &str = "ui://demo/clock.html";
 pub(super) const CLOCK_HTML: &str = include_str!("assets/clock.html");
 
-/// The time of day (UTC) as the clock shows it.
-fn clock() -> CallToolResult {
+/// The time of day (UTC) as the clock shows it, and whether the client said it shows views
+/// (`view`: the MCP Apps extension with the app's MIME type, in `initialize` or the request's
+/// `_meta`).
+fn clock(call: &Call<'_>) -> CallToolResult {
+    let view = call.client_capabilities()["extensions"][crate::apps::EXTENSION]["mimeTypes"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|t| t == crate::apps::MIME_TYPE));
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
     let time = format!("{h:02}:{m:02}:{s:02} UTC");
-    done(format!("It is {time}."), json!({"time": time}))
+    done(
+        format!("It is {time}."),
+        json!({"time": time, "view": view}),
+    )
 }
 
 /// Runs the tool `call` names.
@@ -130,7 +138,7 @@ pub(super) async fn run(call: &Call<'_>, roots_list_changed: u64) -> Result<Call
         "count_down" => count_down(call).await,
         "add" => add(call),
         "echo" => echo(call),
-        "clock" | "clock_tick" => Ok(clock()),
+        "clock" | "clock_tick" => Ok(clock(call)),
         other => Err(ErrorData::invalid_params(format!("unknown tool {other:?}"), None).into()),
     }
 }

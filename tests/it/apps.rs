@@ -99,6 +99,11 @@ async fn a_tools_view_opens_in_the_browser_through_the_loopback_page() {
             )
             .await;
         assert!(result["structuredContent"]["time"].is_string(), "{result}");
+        // The server saw the extension declared (in `initialize`, or the request's `_meta`).
+        assert_eq!(
+            result["structuredContent"]["view"], true,
+            "{server}: {result}"
+        );
         let open = editor.next_request("window/showDocument").await;
         assert_eq!(open["params"]["external"], true);
         let url = open["params"]["uri"].as_str().unwrap().to_string();
