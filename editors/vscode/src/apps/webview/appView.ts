@@ -66,8 +66,9 @@ async function teardown(reason: string): Promise<void> {
 }
 
 window.addEventListener('message', (event: MessageEvent) => {
-  // Only VS Code's host frame speaks for the extension; the app's messages are the bridge's.
-  if (event.source !== window.parent) return;
+  // Only VS Code's host frame (this page's origin; VS Code hides it from window.parent) speaks
+  // for the extension. The app's messages (origin "null") and its frames' are the bridge's.
+  if (event.origin !== window.origin || (frame && event.source === frame.contentWindow)) return;
   const message = event.data as ToView;
   switch (message?.type) {
     case 'open':
