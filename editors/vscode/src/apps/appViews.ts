@@ -14,6 +14,8 @@ import { appAnswer, appPickItem, failedAnswer, fromView, themeOf, webviewCsp, we
 const VIEW_TYPE = 'mcpSidecar.appView';
 /** How long the app gets for ui/resource-teardown (the bridge waits at most 3 s) before the panel goes. */
 const TEARDOWN_MS = 4000;
+/** A panel covered this soon after it opened was covered by its tool's result. */
+const COVERED_MS = 3000;
 
 interface OpenView {
   panel: vscode.WebviewPanel;
@@ -58,7 +60,17 @@ export class AppViews implements vscode.Disposable {
     const theme = themeOf(
       [vscode.ColorThemeKind.Light, vscode.ColorThemeKind.HighContrastLight].includes(vscode.window.activeColorTheme.kind),
     );
+    // In an empty window the panel takes the active group, where the tool's result may open a
+    // moment later (the sidecar answers callTool and opens the view at once): covered as it
+    // opens, it moves beside (once). ResultDocuments does the same when the panel came first.
+    const opened = Date.now();
+    let moved = false;
     const subscriptions = [
+      panel.onDidChangeViewState(() => {
+        if (panel.visible || moved || Date.now() - opened > COVERED_MS) return;
+        moved = true;
+        panel.reveal(vscode.ViewColumn.Beside, true);
+      }),
       webview.onDidReceiveMessage(async (raw: unknown) => {
         const message = fromView(raw);
         if (!message) return;
@@ -137,6 +149,12 @@ export class AppViews implements vscode.Disposable {
       return failedAnswer(error);
     }
   }
+}
+
+/** Whether the active group shows an app view (a tool's result then opens beside it, not over it). */
+export function appViewIsActive(): boolean {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputWebview && input.viewType.endsWith(VIEW_TYPE);
 }
 
 /** "MCP Sidecar: Open App View…": pick an open view; the sidecar opens it again. */

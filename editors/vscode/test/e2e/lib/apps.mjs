@@ -19,6 +19,7 @@ export async function withAppServer(ctx, server, jsVar, fn) {
     await waitStatusBar(ctx.page, /MCP 3\/3/, { timeout: 30000 });
     await fn();
   } finally {
+    await focusWorkbench(ctx.page);
     await ctx.setUserSetting('mcpSidecar.servers', servers);
     await waitStatusBar(ctx.page, /MCP 2\/2/, { timeout: 30000 }).catch(() => {});
   }
@@ -71,4 +72,12 @@ export async function closePanel(page, title) {
   await panelTab(page, title).first().hover();
   await panelTab(page, title).first().locator('.tab-actions .action-label').click();
   await waitFor(`the panel "${title}" to close`, async () => (await panelTab(page, title).count()) === 0);
+}
+
+/**
+ * Takes the keyboard focus back from a webview (an app that was clicked keeps the keys, so the
+ * workbench's key bindings would not run): a click on the side bar's title.
+ */
+export async function focusWorkbench(page) {
+  await page.locator('.part.sidebar .composite.title').first().click();
 }

@@ -5,13 +5,13 @@
 // (mcp-sidecar.appRequest) and shows the new time. Open App View lists the view; closing the
 // panel closes the view in the sidecar (Open App View then finds none).
 import assert from 'node:assert/strict';
-import { appFrame, callToolWithView, closePanel, waitAppFrame, withAppServer } from '../lib/apps.mjs';
+import { appFrame, callToolWithView, closePanel, focusWorkbench, waitAppFrame, withAppServer } from '../lib/apps.mjs';
 import { notifications, runCommand, waitFor, waitQuickInput } from '../lib/workbench.mjs';
 
 export const name = 'App view: server-basic-vanillajs get-time in a webview panel, its button calls the tool again';
 export const timeoutMs = 150000;
 
-const TITLE = 'basic: get-time';
+const TITLE = 'basic: Get Time'; // the sidecar's title: the server and the tool's title
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 export async function run(ctx) {
@@ -52,6 +52,7 @@ export async function run(ctx) {
     await screenshot('app-view-basic-get-time-again');
 
     // Open App View lists it (and shows it again).
+    await focusWorkbench(page);
     await runCommand(page, 'MCP Sidecar: Open App View…');
     const views = await waitQuickInput(page, 'MCP Sidecar: Open App View');
     assert.deepEqual(views.rows.map((r) => r.label), [TITLE]);

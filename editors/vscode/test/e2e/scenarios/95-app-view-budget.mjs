@@ -7,7 +7,7 @@ import { callToolWithView, closePanel, waitAppFrame, withAppServer } from '../li
 export const name = 'App view: server-budget-allocator renders its categories and chart in a webview panel';
 export const timeoutMs = 150000;
 
-const TITLE = 'budget: get-budget-data';
+const TITLE = 'budget: Get Budget Data';
 
 export async function run(ctx) {
   const { page, screenshot } = ctx;
