@@ -1,8 +1,10 @@
-// Bundles the extension (dist/extension.js); with --unit, the unit tests (out/unit/*.test.js);
+// Bundles the extension (dist/extension.js) and an app view's page script (dist/appView.js), and
+// copies the AppBridge bundle ../../src/apps/assets/host.js to dist/host.js (a --production build
+// fails without it: the VSIX carries it); with --unit, the unit tests (out/unit/*.test.js);
 // with --lm-provider, the test-only language-model extension (test/lm-provider/dist/extension.js).
 //   node esbuild.mjs [--production] [--watch] [--unit] [--lm-provider]
 import * as esbuild from 'esbuild';
-import { readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 
 const args = new Set(process.argv.slice(2));
 const production = args.has('--production');
@@ -48,10 +50,32 @@ if (args.has('--unit')) {
     sourcemap: !production,
     logLevel: 'warning',
   };
-  if (args.has('--watch')) {
-    const ctx = await esbuild.context(options);
-    await ctx.watch();
+  // The webview page's script: browser code, no Node and no vscode.
+  const view = {
+    entryPoints: ['src/apps/webview/appView.ts'],
+    outfile: 'dist/appView.js',
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: production,
+    sourcemap: production ? false : 'inline',
+    logLevel: 'warning',
+  };
+  const host = '../../src/apps/assets/host.js';
+  if (existsSync(host)) {
+    mkdirSync('dist', { recursive: true });
+    copyFileSync(host, 'dist/host.js');
+  } else if (production) {
+    console.error(`esbuild.mjs: ${host} (the AppBridge bundle, editors/apps/build.sh) is missing; the VSIX must carry it`);
+    process.exit(1);
   } else {
-    await esbuild.build(options);
+    console.warn(`esbuild.mjs: no ${host}: app views will not open in this build`);
+  }
+  if (args.has('--watch')) {
+    await (await esbuild.context(options)).watch();
+    await (await esbuild.context(view)).watch();
+  } else {
+    await Promise.all([esbuild.build(options), esbuild.build(view)]);
   }
 }

@@ -23,5 +23,6 @@ export class SidecarCapabilities implements StaticFeature {
 
 export function editorCapabilities(languageModel: boolean): EditorCapabilities {
   // serverScopes: every settings object says which servers came from workspace settings.
-  return { inputBox: true, quickPick: true, editDraft: true, clipboard: true, languageModel, serverScopes: true };
+  // openApp: a server's view opens in a webview panel (src/apps/appViews.ts).
+  return { inputBox: true, quickPick: true, editDraft: true, clipboard: true, languageModel, serverScopes: true, openApp: true };
 }

@@ -11,6 +11,8 @@ export const CLIPBOARD = 'mcp-sidecar/clipboard';
 export const LANGUAGE_MODEL = 'mcp-sidecar/languageModel';
 export const SERVER_STATUS = 'mcp-sidecar/serverStatus';
 export const RESOURCE_UPDATED = 'mcp-sidecar/resourceUpdated';
+export const OPEN_APP = 'mcp-sidecar/openApp';
+export const CLOSE_APP = 'mcp-sidecar/closeApp';
 
 export const CMD_LIST_SERVERS = 'mcp-sidecar.listServers';
 export const CMD_LIST_TOOLS = 'mcp-sidecar.listTools';
@@ -31,8 +33,15 @@ export const CMD_GET_PROMPT = 'mcp-sidecar.getPrompt';
 export const CMD_COMPLETE = 'mcp-sidecar.complete';
 export const CMD_GATEWAY_INFO = 'mcp-sidecar.gatewayInfo';
 export const CMD_EXPAND_URI_TEMPLATE = 'mcp-sidecar.expandUriTemplate';
+export const CMD_LIST_APPS = 'mcp-sidecar.listApps';
+export const CMD_OPEN_APP = 'mcp-sidecar.openApp';
+export const CMD_CLOSE_APP = 'mcp-sidecar.closeApp';
+export const CMD_APP_REQUEST = 'mcp-sidecar.appRequest';
 
-/** The extension's commands (package.json) that send each sidecar command. */
+/**
+ * The extension's commands (package.json) that send each sidecar command. appRequest and closeApp
+ * come from an app view's panel, which Call Tool (a tool with a view) and Open App View open.
+ */
 export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_LIST_SERVERS]: ['mcpSidecar.showServers', 'mcpSidecar.callTool'],
   [CMD_LIST_TOOLS]: ['mcpSidecar.callTool'],
@@ -53,6 +62,10 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_COMPLETE]: ['mcpSidecar.openResource', 'mcpSidecar.runPrompt'],
   [CMD_GATEWAY_INFO]: ['mcpSidecar.copyGatewayConfiguration'],
   [CMD_EXPAND_URI_TEMPLATE]: ['mcpSidecar.openResource'],
+  [CMD_LIST_APPS]: ['mcpSidecar.openAppView'],
+  [CMD_OPEN_APP]: ['mcpSidecar.openAppView'],
+  [CMD_CLOSE_APP]: ['mcpSidecar.callTool', 'mcpSidecar.openAppView'],
+  [CMD_APP_REQUEST]: ['mcpSidecar.callTool', 'mcpSidecar.openAppView'],
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
@@ -67,6 +80,8 @@ export interface EditorCapabilities {
   languageModel: boolean;
   /** The settings carry `serverScopes`, so servers without `"workspace"` there are the person's own. */
   serverScopes: boolean;
+  /** The editor hosts a server's view itself (`mcp-sidecar/openApp`, docs/apps.md). */
+  openApp: boolean;
 }
 
 export interface InputBoxParams {
@@ -178,6 +193,8 @@ export interface ToolSummary {
   title?: string;
   description?: string;
   inputSchema: JsonSchema;
+  /** The tool has a view (MCP Apps). */
+  ui?: { resourceUri: string };
 }
 
 export interface JsonSchema {
@@ -389,6 +406,79 @@ export interface GatewayInfo {
   url: string;
   headers: Record<string, string>;
   env: Record<string, string>;
+}
+
+/** A tool's definition as the server listed it, `_meta` included. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: JsonSchema;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** `mcp-sidecar/openApp` params: host a server's view (docs/apps.md). */
+export interface OpenAppParams {
+  view: string;
+  server: string;
+  tool: ToolDefinition;
+  /** What to call the panel (cleaned by the sidecar). */
+  title: string;
+  /** The app's HTML, as the server sent it. */
+  html: string;
+  /** The Content-Security-Policy the view runs under (built by the sidecar). */
+  csp: string;
+  arguments?: Record<string, unknown>;
+  result?: CallToolResult;
+  hostContext?: Record<string, unknown>;
+}
+
+/** `mcp-sidecar/openApp` and `mcp-sidecar.openApp` result. */
+export interface OpenAppResult {
+  opened: boolean;
+}
+
+/** `mcp-sidecar/closeApp` params: the sidecar closed the view. */
+export interface CloseAppParams {
+  view: string;
+  reason?: string;
+}
+
+/** The argument of `mcp-sidecar.openApp` and `mcp-sidecar.closeApp`. */
+export interface ViewArgs {
+  view: string;
+}
+
+/** One JSON-RPC request or notification of an app, or the answer to a request. */
+export interface JsonRpcMessage {
+  jsonrpc?: string;
+  id?: string | number;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+  [key: string]: unknown;
+}
+
+/** `mcp-sidecar.appRequest` argument. */
+export interface AppRequestArgs {
+  view: string;
+  message: JsonRpcMessage;
+}
+
+/** `mcp-sidecar.listApps` rows: the open views. */
+export interface AppSummary {
+  view: string;
+  server: string;
+  tool: string;
+  title: string;
+  /** The view's loopback page. */
+  url: string;
+  /** The app finished its handshake. */
+  initialized: boolean;
+  modelContext?: unknown;
+  message?: unknown;
 }
 
 /** How a row's `name` is shown: its cleaned `label` when the sidecar sent one. */

@@ -2,6 +2,7 @@
 // commands. Each part lives in its own module.
 
 import * as vscode from 'vscode';
+import { AppViews, openAppViewCommand } from './apps/appViews';
 import { needsRestart, notifyFirstSetting, SECTION } from './config';
 import * as contract from './contract';
 import { DraftService } from './drafts/drafts';
@@ -37,13 +38,20 @@ export function activate(context: vscode.ExtensionContext): void {
     prompts,
     drafts,
     states,
-    onState: (s) => statusBar.render(s),
+    onState: (s) => {
+      statusBar.render(s);
+      // A sidecar that stopped or restarts has no views: their panels close.
+      if (s !== 'running') apps.closeAll('the sidecar stopped');
+    },
     onServerStatus: (p) => documents.serverStatus(p),
     onResourceUpdated: (p) => documents.updated(p),
+    onOpenApp: (p): contract.OpenAppResult => apps.open(p),
+    onCloseApp: (p) => apps.close(p),
     onGateway: (info) => terminalEnv.apply(info),
   });
   sidecar = client;
   const documents = new ResourceDocuments(client);
+  const apps = new AppViews(client, context.extensionUri);
 
   const command = (id: string, run: (...args: unknown[]) => unknown) =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -61,6 +69,7 @@ export function activate(context: vscode.ExtensionContext): void {
     drafts,
     results,
     documents,
+    apps,
     client,
     command('mcpSidecar.callTool', (server) =>
       callToolCommand(client, prompts, results, typeof server === 'string' ? server : undefined),
@@ -68,6 +77,7 @@ export function activate(context: vscode.ExtensionContext): void {
     command('mcpSidecar.openResource', () => openResourceCommand(client, prompts, documents)),
     command('mcpSidecar.runPrompt', () => runPromptCommand(client, prompts, results)),
     command('mcpSidecar.copyGatewayConfiguration', () => copyGatewayConfigurationCommand(client, prompts)),
+    command('mcpSidecar.openAppView', () => openAppViewCommand(client)),
     command('mcpSidecar.showServers', () => showServersCommand(client, states)),
     command('mcpSidecar.restartServer', async () => {
       // Without a server the sidecar asks which one, through mcp-sidecar/quickPick.

@@ -50,6 +50,10 @@ export interface SidecarParts {
   onServerStatus: (params: contract.ServerStatusParams) => void;
   /** A subscribed resource changed (`mcp-sidecar/resourceUpdated`). */
   onResourceUpdated: (params: contract.ResourceUpdatedParams) => void;
+  /** Host a server's view (`mcp-sidecar/openApp`). */
+  onOpenApp: (params: contract.OpenAppParams) => contract.OpenAppResult;
+  /** The sidecar closed a view (`mcp-sidecar/closeApp`). */
+  onCloseApp: (params: contract.CloseAppParams) => void;
   /** The gateway's address after each start of it, `undefined` while there is none. */
   onGateway: (info: contract.GatewayInfo | undefined) => void;
 }
@@ -319,6 +323,8 @@ export class Sidecar implements vscode.Disposable {
       this.parts.onServerStatus(p);
     });
     client.onNotification(contract.RESOURCE_UPDATED, (p: contract.ResourceUpdatedParams) => this.parts.onResourceUpdated(p));
+    client.onRequest(contract.OPEN_APP, (p: contract.OpenAppParams) => this.parts.onOpenApp(p));
+    client.onNotification(contract.CLOSE_APP, (p: contract.CloseAppParams) => this.parts.onCloseApp(p));
     // window/logMessage: written to the output channel exactly as vscode-languageclient does
     // (this handler replaces its own); the gateway's lines "gateway: serving agents at <url>"
     // and "gateway: off (…)" also say when its address is there or gone.

@@ -80,7 +80,7 @@ if [ -z "${MCP_SIDECAR_BIN:-}" ]; then
   check sidecar-build cargo build --locked --quiet --bin mcp-sidecar --manifest-path "$ROOT/Cargo.toml"
 fi
 
-check typecheck npx --no-install tsc --noEmit -p .
+check typecheck npm run -s typecheck # the extension, and the app view page (src/apps/webview)
 check eslint npx --no-install eslint --max-warnings 0 .
 counted unit npm run -s test:unit
 # The VSIX for this machine carries MCP_SIDECAR_BIN (npm run package takes it instead of the

@@ -8,6 +8,7 @@ import type { PromptService } from '../prompts/promptService';
 import type { Sidecar } from '../sidecar';
 import type { ResultDocuments } from './resultDocuments';
 import { resultMarkdown } from './resultMarkdown';
+import { toolPickItem } from './toolPickItem';
 
 const TITLE = 'MCP Sidecar: Call Tool';
 let nextId = 1;
@@ -65,11 +66,7 @@ export async function callToolCommand(
       id: promptId(),
       title: `${TITLE} (${server})`,
       placeholder: 'Which tool? (the server\'s questions about its arguments follow)',
-      items: list.map((t) => ({
-        label: contract.shownName(t),
-        description: t.title && t.title !== t.name ? t.title : undefined,
-        detail: t.description,
-      })),
+      items: list.map(toolPickItem),
       step: totalSteps,
       totalSteps,
       canGoBack: askServer,

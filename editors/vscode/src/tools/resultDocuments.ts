@@ -1,6 +1,7 @@
 // Tool results as read-only Markdown documents (a virtual document scheme).
 
 import * as vscode from 'vscode';
+import { appViewIsActive } from '../apps/appViews';
 
 export const RESULT_SCHEME = 'mcp-sidecar-result';
 
@@ -22,7 +23,8 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     this.texts.set(uri.toString(), markdown);
     const doc = await vscode.workspace.openTextDocument(uri);
     const md = doc.languageId === 'markdown' ? doc : await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-    return vscode.window.showTextDocument(md, { preview: false });
+    // The tool's view may have opened in the active group first (an empty window): not over it.
+    return vscode.window.showTextDocument(md, { preview: false, viewColumn: appViewIsActive() ? vscode.ViewColumn.Beside : undefined });
   }
 
   dispose(): void {

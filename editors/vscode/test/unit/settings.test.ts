@@ -95,7 +95,7 @@ test('workspaceTrusted rides in every settings object', () => {
   });
 });
 
-test('capabilities: serverScopes is declared beside the UI primitives', () => {
+test('capabilities: serverScopes and openApp are declared beside the UI primitives', () => {
   assert.deepEqual(editorCapabilities(false), {
     inputBox: true,
     quickPick: true,
@@ -103,6 +103,7 @@ test('capabilities: serverScopes is declared beside the UI primitives', () => {
     clipboard: true,
     languageModel: false,
     serverScopes: true,
+    openApp: true,
   });
   assert.equal(editorCapabilities(true).languageModel, true);
 });
