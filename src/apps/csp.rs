@@ -54,7 +54,9 @@ pub fn build(ui: Option<&Value>) -> Policy {
     };
     let header = [
         "default-src 'none'".to_string(),
-        with("script-src 'self' 'unsafe-inline'", &resource),
+        // `data:` and `blob:` scripts add nothing to what inline script may already do (pdf.js
+        // starts its worker from one); the network stays where `connect-src` says.
+        with("script-src 'self' 'unsafe-inline' data: blob:", &resource),
         with("style-src 'self' 'unsafe-inline'", &resource),
         with("img-src 'self' data: blob:", &resource),
         with("font-src 'self' data:", &resource),
@@ -114,7 +116,7 @@ mod tests {
         let p = build(None);
         assert_eq!(
             p.header,
-            "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
+            "default-src 'none'; script-src 'self' 'unsafe-inline' data: blob:; style-src 'self' 'unsafe-inline'; \
              img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; \
              connect-src 'none'; frame-src 'none'; worker-src 'self' blob:; base-uri 'self'; \
              object-src 'none'; form-action 'none'"
@@ -139,8 +141,9 @@ mod tests {
             p.header
         );
         assert!(
-            p.header
-                .contains("script-src 'self' 'unsafe-inline' https://*.cdn.example.com;")
+            p.header.contains(
+                "script-src 'self' 'unsafe-inline' data: blob: https://*.cdn.example.com;"
+            )
         );
         assert!(
             p.header

@@ -212,19 +212,16 @@ impl Apps {
         }
     }
 
-    /// The view's loopback page (the page's listener starts with the first view).
+    /// The view's loopback page (its listener starts the first time).
     pub async fn url(&self, view: &View) -> std::io::Result<String> {
-        let page = self.page().await?;
-        Ok(format!(
-            "http://127.0.0.1:{}/view/{}",
-            page.port, view.token
-        ))
+        let port = self.page().await.page_port(&view.id)?;
+        Ok(format!("http://127.0.0.1:{port}/view/{}", view.token))
     }
 
-    async fn page(&self) -> std::io::Result<&Arc<page::Page>> {
+    async fn page(&self) -> &Arc<page::Page> {
         let me = self.me.clone();
         self.page
-            .get_or_try_init(|| async move { page::Page::start(me) })
+            .get_or_init(|| async move { page::Page::new(me) })
             .await
     }
 
@@ -270,6 +267,9 @@ impl Apps {
     }
 
     fn closed(&self, view: &View, reason: &str) {
+        if let Some(page) = self.page.get() {
+            page.forget(&view.id);
+        }
         tracing::debug!(
             server = view.server(),
             view = view.id,

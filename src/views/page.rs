@@ -1,7 +1,8 @@
-//! The loopback page: views in the browser, for editors that do not host them. One HTTP/1
-//! listener on 127.0.0.1 serves the host pages (`/view/<token>…`); one listener per server
-//! serves that server's apps (`/app/<token>`), so each server's apps have an origin of their
-//! own, never the page's. Every path holds a view's token; anything else is `404`. `Host` must
+//! The loopback page: views in the browser, for editors that do not host them. Each view's host
+//! page (`/view/<token>…`) has an HTTP/1 listener on 127.0.0.1 of its own, so the connections a
+//! page holds (its `/events` wait, an app's long call) count against no other view's (a browser
+//! opens at most six to one host and port); one listener per server serves that server's apps
+//! (`/app/<token>`), so each server's apps have an origin of their own, never a page's. Every path holds a view's token; anything else is `404`. `Host` must
 //! be this listener's loopback address, and an `Origin`, when sent, must be the page's own (the
 //! app listener: its own).
 
@@ -37,13 +38,15 @@ type Body = Full<Bytes>;
 /// Which listener a request came in on.
 #[derive(Clone)]
 enum Listener {
-    Page,
+    /// One view's page: the view's id.
+    Page(String),
     App(String),
 }
 
 pub struct Page {
-    pub port: u16,
     apps: Weak<Apps>,
+    /// Each open view's page listener: its port, and what stops it.
+    page_ports: Mutex<HashMap<String, (u16, CancellationToken)>>,
     app_ports: Mutex<HashMap<String, u16>>,
     connections: Arc<AtomicUsize>,
     cancel: CancellationToken,
@@ -62,17 +65,36 @@ fn bind() -> std::io::Result<TcpListener> {
 }
 
 impl Page {
-    pub fn start(apps: Weak<Apps>) -> std::io::Result<Arc<Page>> {
-        let listener = bind()?;
-        let page = Arc::new(Page {
-            port: listener.local_addr()?.port(),
+    pub fn new(apps: Weak<Apps>) -> Arc<Page> {
+        Arc::new(Page {
             apps,
+            page_ports: Mutex::default(),
             app_ports: Mutex::default(),
             connections: Arc::default(),
             cancel: CancellationToken::new(),
-        });
-        page.serve(listener, Listener::Page);
-        Ok(page)
+        })
+    }
+
+    /// The port of `view`'s page listener (started the first time).
+    pub fn page_port(self: &Arc<Self>, view: &str) -> std::io::Result<u16> {
+        let mut ports = self.page_ports.lock();
+        if let Some((port, _)) = ports.get(view) {
+            return Ok(*port);
+        }
+        let listener = bind()?;
+        let port = listener.local_addr()?.port();
+        let stop = self.cancel.child_token();
+        ports.insert(view.to_string(), (port, stop.clone()));
+        drop(ports);
+        self.serve(listener, Listener::Page(view.to_string()), stop);
+        Ok(port)
+    }
+
+    /// Stops a closed view's page listener.
+    pub fn forget(&self, view: &str) {
+        if let Some((_, stop)) = self.page_ports.lock().remove(view) {
+            stop.cancel();
+        }
     }
 
     /// The port of `server`'s app listener (started the first time).
@@ -85,13 +107,16 @@ impl Page {
         let port = listener.local_addr()?.port();
         ports.insert(server.to_string(), port);
         drop(ports);
-        self.serve(listener, Listener::App(server.to_string()));
+        self.serve(
+            listener,
+            Listener::App(server.to_string()),
+            self.cancel.clone(),
+        );
         Ok(port)
     }
 
-    fn serve(self: &Arc<Self>, listener: TcpListener, which: Listener) {
+    fn serve(self: &Arc<Self>, listener: TcpListener, which: Listener, cancel: CancellationToken) {
         let page = Arc::downgrade(self);
-        let cancel = self.cancel.clone();
         let connections = self.connections.clone();
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         tokio::spawn(async move {
@@ -131,9 +156,15 @@ impl Page {
                     });
                     let connection = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service);
+                    tokio::pin!(connection);
                     tokio::select! {
-                        _ = connection => {}
-                        _ = cancel.cancelled() => {}
+                        _ = connection.as_mut() => {}
+                        // The view closed: what is being answered is (its `/close`, its
+                        // `/events` teardown), then the connection ends.
+                        _ = cancel.cancelled() => {
+                            connection.as_mut().graceful_shutdown();
+                            let _ = tokio::time::timeout(Duration::from_secs(5), connection).await;
+                        }
                     }
                     connections.fetch_sub(1, Ordering::SeqCst);
                 });
@@ -163,7 +194,7 @@ impl Page {
         };
         let path = request.uri().path().to_string();
         match which {
-            Listener::Page => self.page_route(&apps, &path, request).await,
+            Listener::Page(id) => self.page_route(&apps, id, &path, request).await,
             Listener::App(server) => {
                 let Some(token) = path.strip_prefix("/app/") else {
                     return status(StatusCode::NOT_FOUND);
@@ -181,6 +212,7 @@ impl Page {
     async fn page_route(
         self: &Arc<Self>,
         apps: &Arc<Apps>,
+        id: &str,
         path: &str,
         request: Request<Incoming>,
     ) -> Response<Body> {
@@ -188,7 +220,7 @@ impl Page {
             return status(StatusCode::NOT_FOUND);
         };
         let (token, what) = rest.split_once('/').unwrap_or((rest, ""));
-        let Some(view) = apps.views.by_token(token) else {
+        let Some(view) = apps.views.by_token(token).filter(|v| v.id == id) else {
             return status(StatusCode::NOT_FOUND);
         };
         let method = request.method().clone();

@@ -8,7 +8,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::{demo_server, in_process};
 
-/// One HTTP/1.1 request to 127.0.0.1: the status, the headers (lower-cased) and the body.
+/// One HTTP/1.1 request to 127.0.0.1: the status (0: nothing listens there), the headers
+/// (lower-cased) and the body.
 async fn http(
     method: &str,
     url: &str,
@@ -17,7 +18,9 @@ async fn http(
 ) -> (u16, String, String) {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap());
-    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let Ok(mut stream) = tokio::net::TcpStream::connect(authority).await else {
+        return (0, String::new(), String::new());
+    };
     let mut request = format!(
         "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -217,7 +220,9 @@ async fn a_tools_view_opens_in_the_browser_through_the_loopback_page() {
             .wait_notification(mark, |n| n["method"] == "mcp-sidecar/closeApp")
             .await;
         assert_eq!(closed["params"]["view"], view["view"]);
-        assert_eq!(http("GET", &url, &[], "").await.0, 404);
+        // The view's page listener is gone with it; its server's app listener stays, and
+        // refuses the token.
+        assert_eq!(http("GET", &url, &[], "").await.0, 0);
         assert_eq!(http("GET", app_url, &[], "").await.0, 404);
     }
     let listed = editor.command("mcp-sidecar.listApps", json!({})).await;
