@@ -1,6 +1,7 @@
 //! mcp-sidecar: an LSP server that an editor starts, and an MCP client/host toward MCP servers,
 //! making roots, elicitation and sampling native in the editor.
 
+pub mod apps;
 pub mod auth;
 pub mod cli;
 pub mod config;
@@ -23,3 +24,4 @@ pub mod store;
 pub mod testing;
 pub mod ui;
 pub mod uri_template;
+pub mod views;

@@ -155,6 +155,39 @@ fn causes<'a>(
     })
 }
 
+/// A fresh secret: 32 random bytes from the system, as 64 hex digits.
+pub fn secret() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `host` (without a port) names this machine's loopback interface.
+pub fn loopback_name(host: &str) -> bool {
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1")
+}
+
+/// The host of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`).
+pub fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// Equal in constant time for equal lengths (a secret's length is not secret).
+pub fn same_secret(given: &[u8], secret: &[u8]) -> bool {
+    given.len() == secret.len()
+        && given
+            .iter()
+            .zip(secret)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

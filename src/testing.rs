@@ -34,6 +34,7 @@ impl Script {
                 clipboard: true,
                 language_model: false,
                 server_scopes: false,
+                open_app: false,
             },
             ..Default::default()
         }

@@ -34,6 +34,13 @@ pub trait Prompter: Send + Sync {
     /// Opens a local file in the editor (`window/showDocument`, not external).
     fn show_file(&self, path: std::path::PathBuf) -> BoxFuture<'_, bool>;
     fn show_message(&self, level: Level, message: String);
+    /// Hosts a server's view in the editor (`mcp-sidecar/openApp`, when the editor announced
+    /// `openApp`); whether it did.
+    fn open_app(&self, _params: crate::contract::OpenAppParams) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+    /// Tells the editor the sidecar closed a view (`mcp-sidecar/closeApp`).
+    fn close_app(&self, _params: crate::contract::CloseAppParams) {}
     /// Who the question is asked for, when not the editor itself: the agent whose call (through
     /// the gateway) made the server ask. Every prompt's title says it ([`who`], [`title`]).
     fn requester(&self) -> Option<&str> {
@@ -75,6 +82,8 @@ impl Prompter for Via<'_> {
         language_model,
         show_file,
         show_message,
+        open_app,
+        close_app,
     );
     fn requester(&self) -> Option<&str> {
         self.agent.or_else(|| self.inner.requester())
@@ -139,6 +148,19 @@ macro_rules! pass_on {
     (@show_message) => {
         fn show_message(&self, level: $crate::ui::Level, message: String) {
             self.inner.show_message(level, message);
+        }
+    };
+    (@open_app) => {
+        fn open_app(
+            &self,
+            params: $crate::contract::OpenAppParams,
+        ) -> futures::future::BoxFuture<'_, bool> {
+            self.inner.open_app(params)
+        }
+    };
+    (@close_app) => {
+        fn close_app(&self, params: $crate::contract::CloseAppParams) {
+            self.inner.close_app(params);
         }
     };
     (@requester) => {

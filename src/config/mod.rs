@@ -21,8 +21,8 @@ pub use server::{
     TrustInfo, resolve_executable,
 };
 pub use settings::{
-    DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, Questions, RootsSettings,
-    Settings,
+    AppsSettings, DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, OpenForAgents,
+    Questions, RootsSettings, Settings,
 };
 pub use user_file::UserFile;
 pub use workspace::user_config_path;

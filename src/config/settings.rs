@@ -17,6 +17,8 @@ pub struct Settings {
     pub sampling: super::sampling::Settings,
     /// `gateway`: the agents' face (see `docs/gateway.md`).
     pub gateway: GatewaySettings,
+    /// `apps`: servers' views (MCP Apps, see `docs/apps.md`).
+    pub apps: AppsSettings,
 }
 
 impl Default for Settings {
@@ -28,6 +30,7 @@ impl Default for Settings {
             elicitation: super::elicitation::Settings::default(),
             sampling: super::sampling::Settings::default(),
             gateway: GatewaySettings::default(),
+            apps: AppsSettings::default(),
         }
     }
 }
@@ -40,6 +43,7 @@ const KEYS: &[&str] = &[
     "elicitation",
     "sampling",
     "gateway",
+    "apps",
 ];
 
 impl Settings {
@@ -75,6 +79,7 @@ impl Settings {
                     "maxRestarts" => settings.max_restarts = one.max_restarts,
                     "elicitation" => settings.elicitation = one.elicitation,
                     "gateway" => settings.gateway = one.gateway,
+                    "apps" => settings.apps = one.apps,
                     _ => settings.sampling = one.sampling,
                 },
                 Err(message) => errors.push(message),
@@ -101,6 +106,25 @@ impl Default for GatewaySettings {
             questions: Questions::Editor,
         }
     }
+}
+
+/// `apps`: what happens with servers' views.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AppsSettings {
+    /// When an agent (through the gateway) calls a tool that has a view.
+    pub open_for_agents: OpenForAgents,
+}
+
+/// `apps.openForAgents`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OpenForAgents {
+    /// The editor asks the person whether to open it.
+    #[default]
+    Ask,
+    Always,
+    Never,
 }
 
 /// `gateway.questions`: where a server's elicitation and sampling requests go during an agent's

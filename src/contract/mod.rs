@@ -24,6 +24,8 @@ pub const CLIPBOARD: &str = "mcp-sidecar/clipboard";
 pub const LANGUAGE_MODEL: &str = "mcp-sidecar/languageModel";
 pub const SERVER_STATUS: &str = "mcp-sidecar/serverStatus";
 pub const RESOURCE_UPDATED: &str = "mcp-sidecar/resourceUpdated";
+pub const OPEN_APP: &str = "mcp-sidecar/openApp";
+pub const CLOSE_APP: &str = "mcp-sidecar/closeApp";
 
 /// Every `workspace/executeCommand` command the sidecar advertises.
 pub const CMD_LIST_SERVERS: &str = "mcp-sidecar.listServers";
@@ -45,6 +47,10 @@ pub const CMD_GET_PROMPT: &str = "mcp-sidecar.getPrompt";
 pub const CMD_COMPLETE: &str = "mcp-sidecar.complete";
 pub const CMD_GATEWAY_INFO: &str = "mcp-sidecar.gatewayInfo";
 pub const CMD_EXPAND_URI_TEMPLATE: &str = "mcp-sidecar.expandUriTemplate";
+pub const CMD_LIST_APPS: &str = "mcp-sidecar.listApps";
+pub const CMD_OPEN_APP: &str = "mcp-sidecar.openApp";
+pub const CMD_CLOSE_APP: &str = "mcp-sidecar.closeApp";
+pub const CMD_APP_REQUEST: &str = "mcp-sidecar.appRequest";
 
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
@@ -66,6 +72,10 @@ pub const COMMANDS: &[&str] = &[
     CMD_COMPLETE,
     CMD_GATEWAY_INFO,
     CMD_EXPAND_URI_TEMPLATE,
+    CMD_LIST_APPS,
+    CMD_OPEN_APP,
+    CMD_CLOSE_APP,
+    CMD_APP_REQUEST,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -77,6 +87,8 @@ pub const METHODS: &[&str] = &[
     LANGUAGE_MODEL,
     SERVER_STATUS,
     RESOURCE_UPDATED,
+    OPEN_APP,
+    CLOSE_APP,
 ];
 
 /// What the editor implements, from `initialize` `capabilities.experimental.mcpSidecar`.
@@ -92,6 +104,9 @@ pub struct EditorCapabilities {
     /// The editor reports each of its servers' scope in the settings' `serverScopes`; without
     /// it every server from the editor's settings needs trust.
     pub server_scopes: bool,
+    /// The editor hosts app views itself (`mcp-sidecar/openApp`); without it they open in the
+    /// browser through the loopback page.
+    pub open_app: bool,
 }
 
 impl EditorCapabilities {
@@ -340,6 +355,73 @@ pub struct ToolSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub input_schema: Value,
+    /// The tool has a view (MCP Apps): `{"resourceUri": "ui://…"}`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ui: Option<ToolUi>,
+}
+
+/// Where a tool's view is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUi {
+    pub resource_uri: String,
+}
+
+/// `mcp-sidecar/openApp` params: a view for the editor to host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenAppParams {
+    pub view: String,
+    pub server: String,
+    pub tool: Value,
+    pub title: String,
+    pub html: String,
+    pub csp: String,
+    pub arguments: Value,
+    pub result: Value,
+    pub host_context: Value,
+}
+
+/// `mcp-sidecar/openApp` result, and `mcp-sidecar.openApp`'s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OpenAppResult {
+    pub opened: bool,
+}
+
+/// `mcp-sidecar/closeApp` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CloseAppParams {
+    pub view: String,
+    pub reason: String,
+}
+
+/// `mcp-sidecar.openApp` and `mcp-sidecar.closeApp` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppArgs {
+    pub view: String,
+}
+
+/// `mcp-sidecar.appRequest` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppRequestArgs {
+    pub view: String,
+    pub message: Value,
+}
+
+/// One row of `mcp-sidecar.listApps`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSummary {
+    pub view: String,
+    pub server: String,
+    pub tool: String,
+    pub title: String,
+    pub url: String,
+    pub initialized: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model_context: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub message: Option<String>,
 }
 
 /// `mcp-sidecar.listTools` argument.

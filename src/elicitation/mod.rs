@@ -160,6 +160,8 @@ impl Prompter for Idle<'_> {
         language_model,
         show_file,
         show_message,
+        open_app,
+        close_app,
         requester,
     );
     fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {

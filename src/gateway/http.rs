@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use super::pass;
 use super::server::GatewayServer;
 use super::shared::{Scope, Shared};
+use crate::net;
 
 /// The `Upgrade` protocol of the stdio tunnel.
 pub const TUNNEL_PROTOCOL: &str = "mcp-stdio";
@@ -312,38 +313,13 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
     response
 }
 
-/// Whether `host` (without a port) names this machine's loopback interface.
-fn loopback(host: &str) -> bool {
-    matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1")
-}
-
-/// The host of a `Host` header value (`name`, `name:port`, `[v6]`, `[v6]:port`).
-fn host_of(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return authority
-            .find(']')
-            .map_or(authority, |end| &authority[..=end]);
-    }
-    authority.split(':').next().unwrap_or(authority)
-}
-
-/// Equal in constant time for equal lengths (the secret's length is not secret).
-fn same_secret(given: &[u8], secret: &[u8]) -> bool {
-    given.len() == secret.len()
-        && given
-            .iter()
-            .zip(secret)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 /// The checks every request passes first: `Err` is the refusal's status and text.
 pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), (StatusCode, &'static str)> {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .ok_or((StatusCode::BAD_REQUEST, "Bad Request: no Host header"))?;
-    if !loopback(host_of(host)) {
+    if !net::loopback_name(net::host_of(host)) {
         return Err((
             StatusCode::FORBIDDEN,
             "Forbidden: the gateway answers only requests for a loopback host",
@@ -355,7 +331,8 @@ pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), (StatusCode, &'sta
             .ok()
             .and_then(|o| url::Url::parse(o).ok())
             .is_some_and(|url| {
-                matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(loopback)
+                matches!(url.scheme(), "http" | "https")
+                    && url.host_str().is_some_and(net::loopback_name)
             });
         if !allowed {
             return Err((
@@ -374,7 +351,7 @@ pub fn check(headers: &HeaderMap, secret: &str) -> Result<(), (StatusCode, &'sta
         .as_bytes()
         .strip_prefix(b"Bearer ")
         .unwrap_or_default();
-    if !same_secret(given, secret.as_bytes()) {
+    if !net::same_secret(given, secret.as_bytes()) {
         return Err((
             StatusCode::FORBIDDEN,
             "Forbidden: not this gateway's secret (it changes each time the editor starts the sidecar)",

@@ -25,7 +25,6 @@ mod server;
 mod shared;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,18 +65,15 @@ impl Drop for Running {
     }
 }
 
-/// A fresh secret: 32 random bytes as hex.
-fn secret() -> std::io::Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 impl Gateway {
     /// Follows the manager's settings from now on; `folders` key the discovery files.
-    pub fn spawn(manager: Arc<Manager>, folders: Vec<PathBuf>) -> Arc<Gateway> {
+    pub fn spawn(
+        manager: Arc<Manager>,
+        apps: Arc<crate::views::Apps>,
+        folders: Vec<PathBuf>,
+    ) -> Arc<Gateway> {
         let gateway = Arc::new(Gateway {
-            shared: shared::Shared::new(manager.clone()),
+            shared: shared::Shared::new(manager.clone(), apps),
             folders: Mutex::new(folders),
             running: Mutex::new(None),
             stopped: tokio_util::sync::CancellationToken::new(),
@@ -134,7 +130,7 @@ impl Gateway {
             tracing::info!("gateway: stopped (gateway.enabled is false)");
             return;
         }
-        let secret = match secret() {
+        let secret = match crate::net::secret() {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("gateway: no random secret to be had ({e}); not started");

@@ -77,6 +77,7 @@ impl GatewayServer {
         let call = operation(Caller {
             agent: Some(agent),
             progress,
+            ..Caller::default()
         });
         // Dropping the call on the agent's `notifications/cancelled` cancels it downstream.
         tokio::select! {
@@ -223,6 +224,16 @@ impl ServerHandler for GatewayServer {
             ));
         };
         let manager = &self.shared.manager;
+        let view = match manager.tool_view(&server, &tool).await {
+            Some(_) => Some(
+                request
+                    .arguments
+                    .clone()
+                    .map(Value::Object)
+                    .unwrap_or_default(),
+            ),
+            None => None,
+        };
         let outcome = self
             .as_agent(&context, |caller| {
                 manager.call_tool(
@@ -234,6 +245,18 @@ impl ServerHandler for GatewayServer {
             })
             .await;
         let passing = &self.shared.passing;
+        if let (Some(input), Ok(reply)) = (view, &outcome) {
+            let (apps, reply, server, tool) = (
+                self.shared.apps.clone(),
+                reply.clone(),
+                server.clone(),
+                tool.clone(),
+            );
+            tokio::spawn(async move {
+                let output = reply.into_value().unwrap_or_default();
+                apps.offer_for_agent(&server, &tool, input, output).await;
+            });
+        }
         match outcome {
             Ok(reply) => read_back(
                 &server,

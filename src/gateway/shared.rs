@@ -51,6 +51,8 @@ pub struct Shared {
     pub(super) next: AtomicU64,
     /// Results on their way to agents as the bytes the servers sent.
     pub passing: Arc<pass::Passing>,
+    /// Servers' views, offered in the editor when an agent calls a tool that has one.
+    pub apps: Arc<crate::views::Apps>,
 }
 
 /// One agent session's own state.
@@ -99,9 +101,10 @@ pub(super) fn severity(level: LoggingLevel) -> u8 {
 }
 
 impl Shared {
-    pub fn new(manager: Arc<Manager>) -> Arc<Shared> {
+    pub fn new(manager: Arc<Manager>, apps: Arc<crate::views::Apps>) -> Arc<Shared> {
         let observed = manager.observe();
         let shared = Arc::new(Shared {
+            apps,
             manager,
             routes: Routes::default(),
             sessions: Mutex::default(),
@@ -120,7 +123,11 @@ impl Shared {
         let mut routes = self.routes.tools.lock();
         let mut seen = HashSet::new();
         for (server, tools) in listed {
-            for tool in tools.iter() {
+            // A tool for its server's views only is not the agents' (MCP Apps visibility).
+            let for_agents = tools.iter().filter(|t| {
+                crate::apps::meta::visibility(t.meta.as_deref()).allows(crate::apps::Surface::Model)
+            });
+            for tool in for_agents {
                 let name = match scope {
                     Scope::All => names::exposed(&server, &tool.name),
                     Scope::One(_) => tool.name.to_string(),

@@ -26,6 +26,7 @@ use crate::gateway::Gateway;
 use crate::guard;
 use crate::mcp::{EventReceiver, Manager};
 use crate::roots::Folder;
+use crate::views::Apps;
 
 /// The backend, a cheap handle: the serve loop keeps one to answer `workspace/executeCommand`
 /// itself (see [`super::serve`]) while tower-lsp-server's service holds another.
@@ -50,6 +51,8 @@ pub struct Inner {
     reconfig: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
     /// The agents' face, once the editor is connected (see [`crate::gateway`]).
     gateway: Arc<Mutex<Option<Arc<Gateway>>>>,
+    /// Servers' views (MCP Apps, see [`crate::views`]).
+    apps: Arc<Apps>,
 }
 
 impl Backend {
@@ -57,6 +60,7 @@ impl Backend {
         let (manager, events) = Manager::new();
         Self(Arc::new(Inner {
             client,
+            apps: Apps::new(manager.clone()),
             manager,
             gate: Gate::new(LONG_OPERATION_CAP),
             editor: Mutex::new(None),
@@ -101,7 +105,7 @@ impl Backend {
 
     /// Starts the gateway beside the editor's face: it serves agents while `gateway.enabled`.
     fn start_gateway(&self) {
-        let gateway = Gateway::spawn(self.manager.clone(), self.folder_paths());
+        let gateway = Gateway::spawn(self.manager.clone(), self.apps.clone(), self.folder_paths());
         if let Some(old) = self.gateway.lock().replace(gateway) {
             old.stop();
         }
@@ -248,6 +252,7 @@ impl Backend {
                 editor: self.editor(),
                 gateway: &self.gateway,
                 reconfigure: &|| self.reconfigure(),
+                apps: &self.apps,
             };
             handler.run(&cx, command).await
         })

@@ -10,7 +10,9 @@ use futures::future::BoxFuture;
 use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 
-use super::methods::{CancelPrompt, Clipboard, EditDraft, InputBox, LanguageModel, QuickPick};
+use super::methods::{
+    CancelPrompt, Clipboard, CloseApp, EditDraft, InputBox, LanguageModel, OpenApp, QuickPick,
+};
 use crate::contract::CallError;
 use crate::contract::shown::{self, Shown};
 use crate::contract::{
@@ -201,6 +203,26 @@ impl Prompter for Editor {
             };
             self.client.show_document(params).await.unwrap_or(false)
         })
+    }
+
+    fn open_app(&self, params: crate::contract::OpenAppParams) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            if !self.capabilities.open_app {
+                return false;
+            }
+            match self.client.send_request::<OpenApp>(params).await {
+                Ok(result) => result.is_some_and(|r| r.opened),
+                Err(e) => {
+                    tracing::warn!("the editor could not open a view: {}", e.message);
+                    false
+                }
+            }
+        })
+    }
+
+    fn close_app(&self, params: crate::contract::CloseAppParams) {
+        let client = self.client.clone();
+        tokio::spawn(async move { client.send_notification::<CloseApp>(params).await });
     }
 
     fn show_message(&self, level: Level, message: String) {

@@ -51,3 +51,5 @@ notification!(CancelPrompt, CANCEL_PROMPT, CancelPromptParams);
 notification!(Clipboard, CLIPBOARD, ClipboardParams);
 notification!(ServerStatus, SERVER_STATUS, ServerStatusParams);
 notification!(ResourceUpdated, RESOURCE_UPDATED, ResourceArgs);
+request!(OpenApp, OPEN_APP, OpenAppParams, Option<OpenAppResult>);
+notification!(CloseApp, CLOSE_APP, CloseAppParams);

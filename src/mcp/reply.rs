@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use crate::mcp::requester::Agent;
 
 /// A call's result.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Reply {
     /// The result as the server sent it: one JSON object, its syntax and UTF-8 checked, of the
     /// shape [`plain`] accepts.
@@ -41,6 +41,9 @@ pub struct Caller {
     pub agent: Option<Agent>,
     /// Where the server's progress goes.
     pub progress: Option<super::ProgressFn>,
+    /// Whether a person or agent calls, or a server's view: a tool is called only where its
+    /// visibility (MCP Apps) allows.
+    pub surface: crate::apps::Surface,
 }
 
 /// A result the sidecar hands on as the server sent it: an object whose members are as a tool

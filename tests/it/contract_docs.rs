@@ -141,6 +141,10 @@ fn params_fields_are_documented() {
     fields_documented::<GatewayInfo>(CMD_GATEWAY_INFO);
     fields_documented::<ExpandUriTemplateArgs>(CMD_EXPAND_URI_TEMPLATE);
     fields_documented::<ExpandUriTemplateResult>(CMD_EXPAND_URI_TEMPLATE);
+    fields_documented::<OpenAppParams>(OPEN_APP);
+    fields_documented::<CloseAppParams>(CLOSE_APP);
+    fields_documented::<AppSummary>(CMD_LIST_APPS);
+    fields_documented::<AppRequestArgs>(CMD_APP_REQUEST);
 }
 
 #[test]
@@ -172,6 +176,12 @@ fn examples_match_the_rust_types() {
     round_trips::<GatewayInfo>("gatewayInfo.result");
     round_trips::<ExpandUriTemplateArgs>("expandUriTemplate.argument");
     round_trips::<ExpandUriTemplateResult>("expandUriTemplate.result");
+    round_trips::<OpenAppParams>("openApp.params");
+    round_trips::<CloseAppParams>("closeApp.params");
+    round_trips::<Vec<AppSummary>>("listApps.result");
+    round_trips::<AppArgs>("openApp.argument");
+    round_trips::<AppArgs>("closeApp.argument");
+    round_trips::<AppRequestArgs>("appRequest.argument");
 }
 
 /// The documented `expandUriTemplate` example is what the sidecar answers.

@@ -34,9 +34,11 @@ const LAYERS: &[&[&str]] = &[
     &["elicitation"],
     &["sampling"],
     &["auth"],
+    &["apps"],
     // 4
     &["mcp"],
     // 5: the gateway (agents' face) is started by the editor's face, so it comes first
+    &["views"],
     &["gateway"],
     &["lsp"],
     // 6

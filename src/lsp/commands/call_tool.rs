@@ -38,9 +38,18 @@ impl Handler for CallTool {
             Some(text) => ToolArguments::Text(text),
             None => ToolArguments::Object(ask_arguments(cx, &args.server, &args.tool).await?),
         };
+        // A tool with a view (MCP Apps) opens it once the result is there.
+        let view = cx
+            .manager
+            .tool_view(&args.server, &args.tool)
+            .await
+            .map(|_| match &arguments {
+                ToolArguments::Text(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+                ToolArguments::Object(map) => Value::Object(map.clone()),
+            });
         let caller = Caller {
-            agent: None,
             progress,
+            ..Caller::default()
         };
         let result = cx
             .manager
@@ -49,6 +58,14 @@ impl Handler for CallTool {
         if let Some(reporter) = reporter {
             // The sender is dropped with the call; the reporter ends its progress and exits.
             let _ = reporter.await;
+        }
+        if let (Some(input), Ok(reply)) = (view, &result) {
+            let (apps, reply) = (cx.apps.clone(), reply.clone());
+            tokio::spawn(async move {
+                let output = reply.into_value().unwrap_or_default();
+                apps.after_call(&args.server, &args.tool, input, output)
+                    .await;
+            });
         }
         result.map_err(to_lsp)
     }

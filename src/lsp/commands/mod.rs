@@ -26,16 +26,20 @@ use crate::elicitation::arguments::NoArguments;
 use crate::gateway::Gateway;
 use crate::mcp::{Manager, Reply};
 
+mod app_request;
 mod call_tool;
+mod close_app;
 mod complete;
 mod expand_uri_template;
 mod gateway_info;
 mod get_prompt;
+mod list_apps;
 mod list_prompts;
 mod list_resource_templates;
 mod list_resources;
 mod list_servers;
 mod list_tools;
+mod open_app;
 mod open_sampling_log;
 mod read_resource;
 mod restart_server;
@@ -67,6 +71,10 @@ pub const HANDLERS: &[Entry] = &[
     entry::<complete::Complete>(),
     entry::<gateway_info::GatewayInfo>(),
     entry::<expand_uri_template::ExpandUriTemplate>(),
+    entry::<list_apps::ListApps>(),
+    entry::<open_app::OpenApp>(),
+    entry::<close_app::CloseApp>(),
+    entry::<app_request::AppRequest>(),
 ];
 
 /// One command.
@@ -177,6 +185,8 @@ pub struct Context<'a> {
     pub gateway: &'a parking_lot::Mutex<Option<std::sync::Arc<Gateway>>>,
     /// Asks for the configuration to be re-read (after a trust decision).
     pub reconfigure: &'a (dyn Fn() + Sync),
+    /// Servers' views (MCP Apps).
+    pub apps: &'a std::sync::Arc<crate::views::Apps>,
 }
 
 /// A `workspace/executeCommand` as the commands read it: its name, its first argument (the
@@ -296,6 +306,7 @@ mod tests {
             editor: Editor::new(client.clone(), Default::default()),
             gateway: &gateway,
             reconfigure: &|| {},
+            apps: &crate::views::Apps::new(manager.clone()),
         };
         let delivery = || Delivery { token: None };
         let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, Caller::default()));
@@ -371,6 +382,7 @@ mod tests {
             editor: Editor::new(client.clone(), Default::default()),
             gateway: &gateway,
             reconfigure: &reconfigure,
+            apps: &crate::views::Apps::new(manager.clone()),
         };
         let run = |entry: &Entry, arg: Value| {
             let command = Command {

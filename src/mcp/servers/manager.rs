@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::apps::{self, Surface};
 use crate::config::{OAuthSpec, Resolved, Settings, TransportSpec};
 use crate::contract::CallError;
 use crate::contract::{
     PromptSummary, ResourceSummary, ResourceTemplateSummary, ServerState, ServerSummary,
-    SignOutResult, ToolSummary,
+    SignOutResult, ToolSummary, ToolUi,
 };
 use crate::mcp::host::{Event, EventReceiver, Host, LogLevel};
 use crate::mcp::reply::{Caller, Reply};
@@ -271,6 +272,11 @@ impl Manager {
         self.host.set_ui(ui);
     }
 
+    /// The editor's UI, once `initialize` has declared it.
+    pub fn ui(&self) -> Option<Arc<dyn crate::ui::Prompter>> {
+        self.host.ui()
+    }
+
     /// The browser step of OAuth sign-in (see [`crate::auth::SignIn`]).
     pub fn set_sign_in(&self, sign_in: Arc<dyn crate::auth::SignIn>) {
         self.host.set_sign_in(sign_in);
@@ -438,12 +444,25 @@ impl Manager {
         .await
     }
 
+    /// One server's tools as JSON, as it listed them (`_meta` included): what the views face
+    /// reads.
+    pub async fn tool_definitions(&self, server: &str) -> Result<Vec<Value>, CallError> {
+        let tools = self.running(server)?.tools().await?;
+        Ok(tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+
+    /// The tools a person or an agent may call (visibility with `model`), each marked with its
+    /// view's resource when it has one.
     pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolSummary>, CallError> {
         self.across(server, "tools", async |name, connection| {
             Ok(connection
                 .tools()
                 .await?
                 .iter()
+                .filter(|t| apps::meta::visibility(t.meta.as_deref()).allows(Surface::Model))
                 .map(|t| ToolSummary {
                     server: name.to_owned(),
                     name: t.name.to_string(),
@@ -451,6 +470,9 @@ impl Manager {
                     title: t.title.clone(),
                     description: t.description.as_ref().map(|d| d.to_string()),
                     input_schema: Value::Object((*t.input_schema).clone()),
+                    ui: apps::meta::resource_uri(t.meta.as_deref()).map(|uri| ToolUi {
+                        resource_uri: uri.to_string(),
+                    }),
                 })
                 .collect())
         })
@@ -574,6 +596,17 @@ impl Manager {
     }
 
     /// The `gateway` settings last applied; `None` before the first configuration.
+    pub fn apps_settings(&self) -> crate::config::AppsSettings {
+        self.inner().settings.apps.clone()
+    }
+
+    /// The `ui://` resource of `tool`'s view on `server`, if it has one (from the listed tools).
+    pub async fn tool_view(&self, server: &str, tool: &str) -> Option<String> {
+        let tools = self.running(server).ok()?.tools().await.ok()?;
+        let tool = tools.iter().find(|t| t.name == tool)?;
+        apps::meta::resource_uri(tool.meta.as_deref()).map(str::to_string)
+    }
+
     pub fn gateway_settings(&self) -> Option<crate::config::GatewaySettings> {
         let inner = self.inner();
         inner.applied.then(|| inner.settings.gateway.clone())

@@ -40,6 +40,7 @@ impl Connection {
         {
             tracing::debug!(server = %self.server, "listing tools before the first call failed: {e}");
         }
+        self.visible(name, caller.surface).await?;
         // Arguments as text are written as they came only where the sidecar writes the line
         // (`direct`); elsewhere rmcp's typed request needs the object.
         let call = ToolCall::new(name, arguments, self.direct.is_some()).map_err(|e| {
@@ -48,6 +49,30 @@ impl Connection {
             ))
         })?;
         self.exchange(call, caller).await
+    }
+
+    /// Refuses a call of a tool whose visibility (MCP Apps) leaves out `surface`: a tool for
+    /// views only, called by a person or an agent, or one for the model only, called by a view.
+    async fn visible(&self, name: &str, surface: crate::apps::Surface) -> Result<(), CallError> {
+        let tools = match self.tools().await {
+            Ok(tools) => tools,
+            // The call itself says what is wrong with the server.
+            Err(_) => return Ok(()),
+        };
+        let Some(tool) = tools.iter().find(|t| t.name == name) else {
+            return Ok(());
+        };
+        if crate::apps::meta::visibility(tool.meta.as_deref()).allows(surface) {
+            return Ok(());
+        }
+        let who = match surface {
+            crate::apps::Surface::Model => "its server's views only",
+            crate::apps::Surface::App => "people and agents only, not views",
+        };
+        Err(CallError::Refused(format!(
+            "the tool \"{}\" is for {who}",
+            crate::contract::shown::line(name, crate::contract::shown::MAX_NAME)
+        )))
     }
 
     /// Runs `prompts/get` to completion (see [`Connection::exchange`]).
@@ -79,7 +104,9 @@ impl Connection {
         mut params: P,
         caller: Caller,
     ) -> Result<Reply, CallError> {
-        let Caller { agent, progress } = caller;
+        let Caller {
+            agent, progress, ..
+        } = caller;
         if self.modern && self.direct.is_none() {
             // 2026-07-28 servers log only for requests that ask (there is no
             // `logging/setLevel`); legacy servers log at their own level.

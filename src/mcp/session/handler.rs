@@ -312,6 +312,13 @@ fn browser_steps(data: &Value) -> Vec<elicitation::retry::BrowserStep> {
 /// The capabilities declared to a server, in both eras.
 pub fn capabilities(roots: bool, elicitation: bool, sampling: bool) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
+    // MCP Apps: the sidecar hosts views, in both eras.
+    let mut ui = rmcp::model::JsonObject::new();
+    ui.insert(
+        "mimeTypes".into(),
+        serde_json::json!([crate::apps::MIME_TYPE]),
+    );
+    caps.extensions = Some([(crate::apps::EXTENSION.to_string(), ui)].into());
     if sampling {
         let mut sc = SamplingCapability::default();
         sc.tools = Some(Default::default());

@@ -1,0 +1,348 @@
+//! The app views' face (MCP Apps, `docs/apps.md`): opens a server's view after a call of a tool
+//! that has one (the editor hosts it, or the browser does through the loopback page), answers
+//! the view's messages through the manager, and closes views. The rules a view lives by are in
+//! `crate::apps`; this module carries them out. Layer 5, below the gateway (which opens views
+//! for agents' calls) and the editor's face.
+
+mod host;
+mod page;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use crate::apps::{self, View, Views, csp, request, views::Opening};
+use crate::config::OpenForAgents;
+use crate::contract::{
+    AppSummary, CloseAppParams, OpenAppParams, QuickPickItem, QuickPickParams, QuickPickResult,
+    shown,
+};
+use crate::mcp::{Caller, Manager};
+use crate::ui::{Headless, Prompter};
+
+pub use host::Reach;
+
+/// The open views and the page that serves them.
+pub struct Apps {
+    me: std::sync::Weak<Apps>,
+    manager: Arc<Manager>,
+    views: Views,
+    page: OnceCell<Arc<page::Page>>,
+}
+
+impl Apps {
+    pub fn new(manager: Arc<Manager>) -> Arc<Apps> {
+        Arc::new_cyclic(|me| Apps {
+            me: me.clone(),
+            manager,
+            views: Views::default(),
+            page: OnceCell::new(),
+        })
+    }
+
+    fn ui(&self) -> Arc<dyn Prompter> {
+        self.manager.ui().unwrap_or_else(|| Arc::new(Headless))
+    }
+
+    /// The view's resource of `tool` on `server`, if the tool has one.
+    pub async fn view_of(&self, server: &str, tool: &str) -> Option<(Value, String)> {
+        let tools = self.manager.tool_definitions(server).await.ok()?;
+        let tool = tools
+            .into_iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(tool))?;
+        let uri = apps::meta::resource_uri(tool.get("_meta").and_then(Value::as_object))?;
+        let uri = uri.to_string();
+        Some((tool, uri))
+    }
+
+    /// Opens the view of a call of `tool` that came back with `result`, if the tool has one,
+    /// and asks the editor to show it. Errors are logged: the call's result stands.
+    pub async fn after_call(
+        self: &Arc<Self>,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        result: Value,
+    ) {
+        let Some((definition, uri)) = self.view_of(server, tool).await else {
+            return;
+        };
+        match self.open(server, definition, uri, arguments, result).await {
+            Ok(view) => {
+                self.show(&view).await;
+            }
+            Err(why) => tracing::warn!(server, tool, "the tool's view did not open: {why}"),
+        }
+    }
+
+    /// An agent's call of a tool that has a view: opened as `apps.openForAgents` says (`ask`:
+    /// the person chooses in the editor).
+    pub async fn offer_for_agent(
+        self: &Arc<Self>,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        result: Value,
+    ) {
+        match self.manager.apps_settings().open_for_agents {
+            OpenForAgents::Never => return,
+            OpenForAgents::Always => {}
+            OpenForAgents::Ask => {
+                let ui = self.ui();
+                let shown_tool = shown::line(tool, shown::MAX_NAME);
+                let picked = ui
+                    .quick_pick(QuickPickParams {
+                        server: Some(server.to_string()),
+                        title: format!("{server}: an agent called {shown_tool}, which has a view"),
+                        placeholder: Some("Open the view?".into()),
+                        items: vec![
+                            QuickPickItem::new("Open the view")
+                                .with_description("in the editor, or in the browser"),
+                            QuickPickItem::new("Not now"),
+                        ],
+                        ..Default::default()
+                    })
+                    .await;
+                if picked.as_ref().and_then(QuickPickResult::first) != Some(0) {
+                    return;
+                }
+            }
+        }
+        self.after_call(server, tool, arguments, result).await;
+    }
+
+    /// Reads the view's HTML and registers the view (not shown yet).
+    pub async fn open(
+        self: &Arc<Self>,
+        server: &str,
+        tool: Value,
+        resource_uri: String,
+        arguments: Value,
+        result: Value,
+    ) -> Result<Arc<View>, String> {
+        let (html, ui) = self.read_html(server, &resource_uri).await?;
+        let policy = csp::build(ui.as_ref());
+        if !policy.dropped.is_empty() {
+            tracing::warn!(
+                server,
+                "the view's CSP declares entries that are not plain origins; dropped: {}",
+                shown::line(&policy.dropped.join(", "), shown::MAX_TEXT)
+            );
+        }
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        let label = tool.get("title").and_then(Value::as_str).unwrap_or(name);
+        let title = shown::line(&format!("{server}: {label}"), shown::MAX_LINE).into_owned();
+        let token = crate::net::secret().map_err(|e| format!("no random token: {e}"))?;
+        let opening = Opening {
+            server: server.to_string(),
+            tool,
+            title,
+            resource_uri,
+            csp: policy.header,
+            arguments,
+            result,
+            html: Some(html),
+        };
+        let (view, pushed) = self.views.open(opening, token);
+        if let Some(old) = pushed {
+            self.closed(&old, "more than 16 views were open");
+        }
+        let apps = Arc::downgrade(self);
+        let id = view.id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(apps::views::HANDSHAKE).await;
+            if let Some(apps) = apps.upgrade()
+                && let Some(view) = apps.views.by_id(&id)
+                && !view.is_initialized()
+            {
+                apps.close(&id, "the view did not finish its handshake within 60 s");
+            }
+        });
+        Ok(view)
+    }
+
+    /// The app's HTML and the `_meta.ui` of its content item, read from its server.
+    async fn read_html(&self, server: &str, uri: &str) -> Result<(String, Option<Value>), String> {
+        let reply = self
+            .manager
+            .read_resource(server, uri, Caller::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let value = host::value_of(reply).map_err(|(_, m)| m)?;
+        html_of(&value, uri)
+    }
+
+    /// Asks the editor to show the view: it hosts it (`openApp`) or opens the loopback page.
+    pub async fn show(&self, view: &View) -> bool {
+        let ui = self.ui();
+        if ui.capabilities().open_app {
+            let html = match view.take_html() {
+                Some(html) => html,
+                None => match self
+                    .read_html(view.server(), &view.opening.resource_uri)
+                    .await
+                {
+                    Ok((html, _)) => html,
+                    Err(why) => {
+                        tracing::warn!(server = view.server(), "the view's HTML: {why}");
+                        return false;
+                    }
+                },
+            };
+            let o = &view.opening;
+            return ui
+                .open_app(OpenAppParams {
+                    view: view.id.clone(),
+                    server: o.server.clone(),
+                    tool: o.tool.clone(),
+                    title: o.title.clone(),
+                    html,
+                    csp: o.csp.clone(),
+                    arguments: o.arguments.clone(),
+                    result: o.result.clone(),
+                    host_context: host_context(),
+                })
+                .await;
+        }
+        match self.url(view).await {
+            Ok(url) => ui.open_external(url).await,
+            Err(why) => {
+                tracing::warn!("the views' page did not start: {why}");
+                false
+            }
+        }
+    }
+
+    /// The view's loopback page (the page's listener starts with the first view).
+    pub async fn url(&self, view: &View) -> std::io::Result<String> {
+        let page = self.page().await?;
+        Ok(format!(
+            "http://127.0.0.1:{}/view/{}",
+            page.port, view.token
+        ))
+    }
+
+    async fn page(&self) -> std::io::Result<&Arc<page::Page>> {
+        let me = self.me.clone();
+        self.page
+            .get_or_try_init(|| async move { page::Page::start(me) })
+            .await
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<Arc<View>> {
+        self.views.by_id(id)
+    }
+
+    /// The open views, as `listApps` shows them.
+    pub async fn list(&self) -> Vec<AppSummary> {
+        let mut rows = Vec::new();
+        for view in self.views.list() {
+            let shown = view.shown();
+            rows.push(AppSummary {
+                view: view.id.clone(),
+                server: view.server().to_string(),
+                tool: view.tool_name().to_string(),
+                title: view.opening.title.clone(),
+                url: self.url(&view).await.unwrap_or_default(),
+                initialized: shown.initialized,
+                model_context: shown.model_context,
+                message: shown.message,
+            });
+        }
+        rows
+    }
+
+    /// Closes a view (its state is gone) and tells the editor.
+    pub fn close(&self, id: &str, reason: &str) -> bool {
+        match self.views.close(id, reason) {
+            Some(view) => {
+                self.closed(&view, reason);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes the views of a server (it stopped).
+    pub fn close_server(&self, server: &str, reason: &str) {
+        for view in self.views.close_where(reason, |v| v.server() == server) {
+            self.closed(&view, reason);
+        }
+    }
+
+    fn closed(&self, view: &View, reason: &str) {
+        tracing::debug!(
+            server = view.server(),
+            view = view.id,
+            "view closed: {reason}"
+        );
+        self.ui().close_app(CloseAppParams {
+            view: view.id.clone(),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Answers one message of the view `id`'s app (`None` for a notification).
+    pub async fn answer(&self, id: &str, message: &Value) -> Option<Value> {
+        let Some(view) = self.views.by_id(id) else {
+            return message.get("id").map(|id| {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": request::DENIED, "message": "the view is not open"}})
+            });
+        };
+        self.answer_view(&view, message).await
+    }
+
+    async fn answer_view(&self, view: &View, message: &Value) -> Option<Value> {
+        let reach = Reach {
+            manager: &self.manager,
+            ui: self.ui(),
+        };
+        let answer = request::answer(&reach, view, message).await;
+        if answer.close {
+            self.close(&view.id, "the view asked to be closed");
+        }
+        answer.response
+    }
+}
+
+/// What the host tells every view of itself.
+fn host_context() -> Value {
+    json!({"displayMode": "inline", "availableDisplayModes": ["inline"], "platform": "desktop"})
+}
+
+/// The app's HTML in a `resources/read` result: the content item of `uri` (or the first) whose
+/// MIME type is the app's, as `text` or `blob`, and its `_meta.ui`.
+pub fn html_of(result: &Value, uri: &str) -> Result<(String, Option<Value>), String> {
+    let contents = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .ok_or("the resource has no contents")?;
+    let is_app = |c: &&Value| {
+        c.get("mimeType")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.replace(' ', "").eq_ignore_ascii_case(apps::MIME_TYPE))
+    };
+    let item = contents
+        .iter()
+        .filter(is_app)
+        .find(|c| c.get("uri").and_then(Value::as_str) == Some(uri))
+        .or_else(|| contents.iter().find(is_app))
+        .ok_or_else(|| format!("the resource is not of type {}", apps::MIME_TYPE))?;
+    let html = if let Some(text) = item.get("text").and_then(Value::as_str) {
+        text.to_string()
+    } else if let Some(blob) = item.get("blob").and_then(Value::as_str) {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .map_err(|_| "the resource's blob is not base64")?;
+        String::from_utf8(bytes).map_err(|_| "the resource's blob is not UTF-8")?
+    } else {
+        return Err("the resource has neither text nor blob".into());
+    };
+    let ui = item.get("_meta").and_then(|m| m.get("ui")).cloned();
+    Ok((html, ui))
+}
+
+#[cfg(test)]
+mod tests;
