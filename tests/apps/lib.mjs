@@ -291,16 +291,45 @@ export async function openBrowser(executablePath = process.env.CHROMIUM || '/usr
   return { browser, context, offline };
 }
 
-// Opens a view's page; resolves when the app's `ui/notifications/initialized` has reached the
-// sidecar (the page's POST of it was answered), with the moment that happened.
+// Opens a view's page. `initialized` resolves when the app's `ui/notifications/initialized` has
+// reached the sidecar (the page's POST of it was answered), with the moment that happened;
+// `rpc(match)` resolves with the first of the app's messages to the sidecar that `match` accepts
+// ({message, status, body}), from the page's first request on.
 export async function openView(context, url, timeoutMs = TIMEOUT_MS) {
   const page = await context.newPage();
-  const initialized = page.waitForResponse(
-    (response) => response.url() === `${url}/rpc` && /"ui\/notifications\/initialized"/.test(response.request().postData() || ''),
-    { timeout: timeoutMs },
-  ).then((response) => ({ status: response.status(), at: performance.now() }));
+  const exchanges = [];
+  const waiters = new Set();
+  page.on('response', async (response) => {
+    if (response.url() !== `${url}/rpc`) return;
+    let message = null;
+    try {
+      message = JSON.parse(response.request().postData() || '');
+    } catch {
+      // not JSON: kept as null
+    }
+    const body = response.status() === 200 ? await response.json().catch(() => null) : null;
+    exchanges.push({ message, status: response.status(), body, at: performance.now() });
+    for (const waiter of [...waiters]) waiter();
+  });
+  const rpc = (match, what = 'the app\'s message', ms = timeoutMs) => new Promise((resolve, reject) => {
+    const check = () => {
+      const found = exchanges.find((e) => e.message && match(e.message));
+      if (found) {
+        clearTimeout(timer);
+        waiters.delete(check);
+        resolve(found);
+      }
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      reject(new Error(`${what}: not sent within ${ms} ms`));
+    }, ms);
+    waiters.add(check);
+    check();
+  });
+  const initialized = rpc((m) => m.method === 'ui/notifications/initialized', 'ui/notifications/initialized');
   await page.goto(url, { timeout: timeoutMs });
-  return { page, initialized };
+  return { page, initialized, rpc };
 }
 
 // The app's frame of a view's page (the iframe of the host page).

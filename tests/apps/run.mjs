@@ -96,7 +96,7 @@ async function runView(name, server, tool, args, inspect) {
   check(`${name}: callTool ${server}/${tool} answered (isError ${!!result?.isError})`, result && !result.isError, short(result));
   check(`${name}: window/showDocument external with a loopback view URL`,
     shown.external === true && /^http:\/\/127\.0\.0\.1:\d+\/view\/[0-9a-f]{64}$/.test(url), `${url} external=${shown.external}`);
-  const { page, initialized } = await openView(context, url);
+  const { page, initialized, rpc } = await openView(context, url);
   views[name] = { url, token, page };
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -116,7 +116,7 @@ async function runView(name, server, tool, args, inspect) {
   let frame;
   try {
     frame = await appFrame(page);
-    await inspect({ page, frame, result, url, token, appCsp: () => appCsp });
+    await inspect({ page, frame, rpc, result, url, token, appCsp: () => appCsp });
   } catch (e) {
     check(`${name}: the view shows what it should`, false, e.message.split('\n')[0]);
   }
@@ -124,20 +124,8 @@ async function runView(name, server, tool, args, inspect) {
   check(`${name}: the page ran without uncaught errors`, errors.length === 0, short(errors));
 }
 
-// The app's POST of one tools/call of `tool` to the sidecar, and its JSON answer.
-function toolCallAnswer(page, url, tool) {
-  return page.waitForResponse(
-    (r) => r.url() === `${url}/rpc` && (() => {
-      try {
-        const m = JSON.parse(r.request().postData() || '');
-        return m.method === 'tools/call' && m.params?.name === tool;
-      } catch {
-        return false;
-      }
-    })(),
-    { timeout: TIMEOUT_MS },
-  ).then(async (r) => ({ status: r.status(), body: await r.json().catch(() => null) }));
-}
+// The app's tools/call of `tool`, as the page sent it to the sidecar, and its answer.
+const toolCall = (name) => (m) => m.method === 'tools/call' && m.params?.name === name;
 
 try {
   // ---------------------------------------------------------------- listTools
@@ -162,13 +150,12 @@ try {
   }
 
   // ---------------------------------------------------------------- get-time
-  await runView('get-time', 'basic', 'get-time', {}, async ({ page, frame, result, url }) => {
+  await runView('get-time', 'basic', 'get-time', {}, async ({ frame, rpc, result }) => {
     const first = result.structuredContent?.time ?? result.content?.[0]?.text;
     await frame.waitForFunction((t) => document.querySelector('#server-time')?.textContent === t, first, { timeout: TIMEOUT_MS });
     check('get-time: the view shows the time of the tool result', true);
-    const answer = toolCallAnswer(page, url, 'get-time');
     await frame.click('#get-time-btn', { timeout: TIMEOUT_MS });
-    const { status, body } = await answer;
+    const { status, body } = await rpc(toolCall('get-time'), 'the button\'s tools/call');
     const again = body?.result?.structuredContent?.time ?? body?.result?.content?.[0]?.text;
     check('get-time: the button\'s tools/call round-trips through the sidecar', status === 200 && !!again && again !== first, short(body));
     await frame.waitForFunction((t) => document.querySelector('#server-time')?.textContent === t, again, { timeout: TIMEOUT_MS });
@@ -194,12 +181,12 @@ try {
   });
 
   // ---------------------------------------------------------------- pdf
-  await runView('pdf', 'pdf', 'display_pdf', { url: samplePdf() }, async ({ page, frame, url }) => {
+  await runView('pdf', 'pdf', 'display_pdf', { url: samplePdf() }, async ({ frame, rpc }) => {
     // The app reads the bytes with its app-only tool: allowed for the view.
-    const bytes = await toolCallAnswer(page, url, 'read_pdf_bytes').catch((e) => ({ error: e.message }));
+    const bytes = await rpc(toolCall('read_pdf_bytes'), 'tools/call read_pdf_bytes').catch((e) => ({ error: e.message }));
     check('pdf: the view\'s tools/call of the app-only read_pdf_bytes is answered', bytes.status === 200 && !!bytes.body?.result && !bytes.body.result.isError, short(bytes.body ?? bytes.error));
     // The page is rendered: the sample's blue band (0.16 0.42 0.74 rg) is on the canvas.
-    await frame.waitForFunction(() => {
+    const rendered = await frame.waitForFunction(() => {
       const c = document.querySelector('#pdf-canvas');
       if (!c || c.width < 100 || c.height < 100) return false;
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -208,8 +195,10 @@ try {
         if (Math.abs(d[i] - 41) < 20 && Math.abs(d[i + 1] - 107) < 20 && Math.abs(d[i + 2] - 189) < 20) blue++;
       }
       return blue > 1000;
-    }, null, { timeout: TIMEOUT_MS });
-    check('pdf: the page is rendered on the canvas', true);
+    }, null, { timeout: TIMEOUT_MS }).then(() => true, () => false);
+    // When it is not, the viewer says why (the CSP refused its worker, say).
+    const why = rendered ? '' : `the viewer shows: ${await frame.textContent('#error-message').catch(() => '?')}`;
+    if (!check('pdf: the page is rendered on the canvas', rendered, short(why))) return;
     await frame.waitForFunction(() => /mcp-sidecar sample PDF/.test(document.querySelector('#text-layer')?.textContent || ''), null, { timeout: TIMEOUT_MS });
     check('pdf: its text layer holds the sample\'s text', true);
   });
@@ -291,11 +280,12 @@ try {
   check('listApps lists the four views', ['basic', 'budget', 'pdf', 'hostile'].every((s) => open.some((r) => r.server === s)), short(open));
   for (const [name, v] of Object.entries(views)) {
     if (!v.view) continue;
+    const hosted = await v.page.$('iframe');
     const gone = v.page.waitForFunction(() => !document.querySelector('iframe'), null, { timeout: TIMEOUT_MS });
     await lsp.command('mcp-sidecar.closeApp', { view: v.view });
     try {
       await gone;
-      check(`${name}: closeApp tears the page's view down`, true);
+      check(`${name}: closeApp tears the page's view down`, !!hosted, hosted ? '' : 'the page had no app frame to tear down');
     } catch (e) {
       check(`${name}: closeApp tears the page's view down`, false, e.message.split('\n')[0]);
     }
@@ -310,6 +300,9 @@ try {
   await browser.close().catch(() => {});
   await sidecar.stop();
   const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
+  const dropped = log.split('\n').filter((l) => l.includes('https://evil.example;'));
+  check('the hostile view\'s two bad CSP entries are dropped with one log line',
+    dropped.length === 1 && dropped[0].includes("'self' https://evil.example"), short(dropped));
   check('the sidecar never panicked', !/panicked/.test(log), log.split('\n').filter((l) => /panicked/.test(l)).join(' | '));
 }
 
