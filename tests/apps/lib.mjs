@@ -277,18 +277,21 @@ export const CHROMIUM_ARGS = [
 
 export async function openBrowser(executablePath = process.env.CHROMIUM || '/usr/bin/chromium') {
   const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
   // Nothing leaves this machine: a request outside loopback gets a local stub (a view's declared
   // domains, a font from a CDN), and is kept for the checks.
   const offline = [];
-  await context.route(
-    (url) => /^https?:$/.test(url.protocol) && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname),
-    (route) => {
-      offline.push(route.request().url());
-      return route.fulfill({ status: 200, contentType: 'text/html', body: '<title>stub</title>offline test stub' });
-    },
-  );
-  return { browser, context, offline };
+  const newContext = async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    await context.route(
+      (url) => /^https?:$/.test(url.protocol) && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname),
+      (route) => {
+        offline.push(route.request().url());
+        return route.fulfill({ status: 200, contentType: 'text/html', body: '<title>stub</title>offline test stub' });
+      },
+    );
+    return context;
+  };
+  return { browser, context: await newContext(), newContext, offline };
 }
 
 // Opens a view's page. `initialized` resolves when the app's `ui/notifications/initialized` has
@@ -328,6 +331,7 @@ export async function openView(context, url, timeoutMs = TIMEOUT_MS) {
     check();
   });
   const initialized = rpc((m) => m.method === 'ui/notifications/initialized', 'ui/notifications/initialized');
+  initialized.catch(() => {}); // reported where it is awaited; the page may fail to load first
   await page.goto(url, { timeout: timeoutMs });
   return { page, initialized, rpc };
 }

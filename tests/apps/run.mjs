@@ -239,6 +239,23 @@ try {
       r.flood?.ok > 0 && r.flood.limited > 0 && r.flood.other === 0 && r.flood.ok + r.flood.limited === 200, short(r.flood));
   });
 
+  // A person keeps several views open in one browser: each page holds a GET /events open, and
+  // Chromium opens at most 6 connections to one host and port; views 5 to 7 must still open.
+  for (let n = 5; n <= 7; n++) {
+    const name = `view ${n}`;
+    try {
+      const shown = await callAndShow(sidecar, 'basic', 'get-time', {});
+      views[name] = { url: shown.url, view: (await listApps()).find((r) => r.url === shown.url)?.view };
+      const opened = await openView(context, shown.url, 10_000).catch((e) => ({ error: e }));
+      if (opened.error) throw opened.error;
+      views[name].page = opened.page;
+      await opened.initialized;
+      check(`${name} in the same browser opens and initializes within 10 s`, true);
+    } catch (e) {
+      check(`${name} in the same browser opens and initializes within 10 s`, false, e.message.split('\n')[0]);
+    }
+  }
+
   check('no refused link ever reached window/showDocument',
     sidecar.showDocuments.every((d) => /^http:\/\/127\.0\.0\.1:\d+\/view\/[0-9a-f]{64}$/.test(d.uri)), short(sidecar.showDocuments.map((d) => d.uri)));
   check('nothing but the declared domain left the page for the network',
@@ -277,9 +294,13 @@ try {
 
   // ---------------------------------------------------------------- closing
   const open = await listApps();
-  check('listApps lists the four views', ['basic', 'budget', 'pdf', 'hostile'].every((s) => open.some((r) => r.server === s)), short(open));
+  check('listApps lists the views', ['basic', 'budget', 'pdf', 'hostile'].every((s) => open.some((r) => r.server === s)) && open.length === 7, short(open));
   for (const [name, v] of Object.entries(views)) {
     if (!v.view) continue;
+    if (!v.page) {
+      await lsp.command('mcp-sidecar.closeApp', { view: v.view });
+      continue;
+    }
     const hosted = await v.page.$('iframe');
     const gone = v.page.waitForFunction(() => !document.querySelector('iframe'), null, { timeout: TIMEOUT_MS });
     await lsp.command('mcp-sidecar.closeApp', { view: v.view });
