@@ -42,6 +42,9 @@ lint() {
   # stable (fuzzing itself needs nightly: scripts/fuzz.sh), so a renamed API cannot leave them
   # broken unseen, as it once did for two rounds.
   cargo check --manifest-path fuzz/Cargo.toml --locked --bins
+  # The views' host bundle (src/apps/assets/host.js) is what its pinned sources build, and
+  # host.ts type-checks.
+  editors/apps/build.sh --check
 }
 
 unit() {

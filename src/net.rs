@@ -1,7 +1,7 @@
 //! What both HTTP clients (the Streamable HTTP transport and the OpenAI-compatible sampling
 //! provider) share: how their client is built (TLS provider, timeouts, same-origin redirects,
 //! user agent, no proxy to this machine), how URLs are shown, and how network failures are put
-//! into words. A bottom-layer module: it knows reqwest and rustls, nothing of the sidecar.
+//! into words. A bottom-layer module: it knows reqwest, hyper and rustls, nothing of the sidecar.
 
 use std::time::Duration;
 
@@ -83,6 +83,16 @@ pub fn reqwest_words(e: &reqwest::Error) -> String {
 /// operating system's).
 pub fn is_timeout(e: &reqwest::Error) -> bool {
     e.is_timeout() || io_kind(e) == Some(std::io::ErrorKind::TimedOut)
+}
+
+/// Whether the connection closed before any answer came: a kept-alive connection the server
+/// closed as the request went out on it (it ended early, or was reset). An idempotent request may
+/// be sent again on a new connection (RFC 9112 §9.3.1).
+pub fn closed_unanswered(e: &(dyn std::error::Error + 'static)) -> bool {
+    causes(e).any(|err| {
+        err.downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+    }) || io_kind(e) == Some(std::io::ErrorKind::ConnectionReset)
 }
 
 /// Whether the failure happened in the TLS handshake.

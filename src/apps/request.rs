@@ -12,6 +12,8 @@ use crate::contract::shown;
 use crate::elicitation::{self, Outcome};
 use crate::ui::{Level, Prompter};
 
+/// A view's message, at most (the page's `/rpc` body, the webview's `appRequest`).
+pub const MAX_MESSAGE: usize = 1024 * 1024;
 /// A refusal of the host's: `-32000`.
 pub const DENIED: i64 = -32000;
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -97,11 +99,10 @@ pub async fn answer(host: &dyn AppHost, view: &View, message: &Value) -> Answer 
         "ui/message" => {
             let text = text_of(params.get("content"));
             let shown = shown::line(&text, shown::MAX_MESSAGE).into_owned();
-            host.ui().show_message(
-                Level::Info,
-                format!("{} (view of {}): {shown}", view.server(), view.tool_name()),
-            );
-            view.set_message(shown);
+            let message = format!("{} (view of {}): {shown}", view.server(), view.tool_name());
+            if view.set_message(shown) {
+                host.ui().show_message(Level::Info, message);
+            }
             Ok(json!({}))
         }
         "ui/update-model-context" => {

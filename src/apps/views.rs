@@ -18,6 +18,8 @@ pub const HANDSHAKE: Duration = Duration::from_secs(60);
 /// Messages a view may send a second, and at once.
 pub const RATE: f64 = 20.0;
 pub const BURST: f64 = 40.0;
+/// A view's `ui/message` is shown to the person at most once in this long (the latest is kept).
+pub const MESSAGE_EVERY: Duration = Duration::from_secs(5);
 
 /// What a view is opened with.
 #[derive(Debug, Clone)]
@@ -52,6 +54,7 @@ struct State {
     initialized: Option<Instant>,
     model_context: Option<Value>,
     message: Option<String>,
+    message_shown: Option<Instant>,
     allowance: f64,
     checked: Instant,
     limited: bool,
@@ -103,8 +106,19 @@ impl View {
         self.state.lock().model_context = Some(context);
     }
 
-    pub fn set_message(&self, message: String) {
-        self.state.lock().message = Some(message);
+    /// Keeps the view's latest `ui/message`; whether to show it to the person now (at most
+    /// once in [`MESSAGE_EVERY`]).
+    pub fn set_message(&self, message: String) -> bool {
+        let mut state = self.state.lock();
+        state.message = Some(message);
+        let now = Instant::now();
+        let show = state
+            .message_shown
+            .is_none_or(|at| now.duration_since(at) >= MESSAGE_EVERY);
+        if show {
+            state.message_shown = Some(now);
+        }
+        show
     }
 
     pub fn shown(&self) -> Shown {
@@ -181,6 +195,7 @@ impl Views {
                 initialized: None,
                 model_context: None,
                 message: None,
+                message_shown: None,
                 allowance: BURST,
                 checked: now,
                 limited: false,
@@ -227,7 +242,15 @@ impl Views {
         Some(view)
     }
 
-    /// Closes every view of `server`, or the ones `which` picks; those closed.
+    /// Closes the views whose app has not finished its handshake [`HANDSHAKE`] after they
+    /// opened, as of `now`; those closed.
+    pub fn expire(&self, now: Instant) -> Vec<Arc<View>> {
+        self.close_where("the view did not finish its handshake within 60 s", |v| {
+            !v.is_initialized() && now.saturating_duration_since(v.opened) >= HANDSHAKE
+        })
+    }
+
+    /// Closes the views `which` picks; those closed.
     pub fn close_where(&self, reason: &str, which: impl Fn(&View) -> bool) -> Vec<Arc<View>> {
         let mut open = self.open.lock();
         let (gone, kept): (VecDeque<_>, VecDeque<_>) = open.drain(..).partition(|v| which(v));
@@ -297,6 +320,30 @@ mod tests {
         assert!(view.initialized().is_some());
         assert!(view.initialized().is_none());
         assert!(view.is_initialized());
+    }
+
+    #[test]
+    fn a_view_that_never_finishes_its_handshake_is_closed() {
+        let views = Views::default();
+        let (silent, _) = views.open(opening("a"), "t1".into());
+        let (talking, _) = views.open(opening("a"), "t2".into());
+        talking.initialized();
+        assert!(views.expire(silent.opened + HANDSHAKE / 2).is_empty());
+        let closed = views.expire(silent.opened + HANDSHAKE);
+        assert_eq!(closed.len(), 1);
+        assert_eq!(closed[0].id, silent.id);
+        assert!(silent.is_closed() && !talking.is_closed());
+        assert!(views.by_token("t1").is_none() && views.by_token("t2").is_some());
+    }
+
+    /// A view's `ui/message` reaches the person at most once in [`MESSAGE_EVERY`].
+    #[test]
+    fn messages_are_shown_at_most_once_in_a_while() {
+        let views = Views::default();
+        let (view, _) = views.open(opening("a"), "t".into());
+        assert!(view.set_message("one".into()));
+        assert!(!view.set_message("two".into()));
+        assert_eq!(view.shown().message.as_deref(), Some("two"));
     }
 
     #[test]

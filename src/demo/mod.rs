@@ -34,7 +34,8 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
     },
     service::{NotificationContext, QuitReason, RequestContext, ServerInitializeError},
     transport::IntoTransport,
@@ -156,6 +157,7 @@ impl ServerHandler for DemoServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_resources()
                 .enable_logging()
                 .build(),
         )
@@ -191,6 +193,28 @@ impl ServerHandler for DemoServer {
         let call = Call::new(&request, &context, &self.states)?;
         let roots_list_changed = self.roots_list_changed.load(Ordering::Relaxed);
         ask::respond(tools::run(&call, roots_list_changed).await)
+    }
+
+    /// The clock's view, the one resource (not listed: a view, not a document to open).
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != tools::CLOCK_VIEW {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {:?}", request.uri),
+                None,
+            ));
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![ResourceContents::TextResourceContents {
+                uri: tools::CLOCK_VIEW.into(),
+                mime_type: Some(crate::apps::MIME_TYPE.into()),
+                text: tools::CLOCK_HTML.into(),
+                meta: None,
+            }],
+        )))
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

@@ -8,6 +8,7 @@
 //! | `list_roots` | roots | `{roots, listChangedCount}` |
 //! | `count_down` | nothing; reports progress and logs each step | `{steps}` |
 //! | `add`, `echo` | nothing | `{sum}` / the text |
+//! | `clock` (a view: `ui://demo/clock.html`), `clock_tick` (its view's only) | nothing | `{time}` |
 
 // Sampling and roots are deprecated (SEP-2577) but still part of the protocol this demo exercises.
 #![allow(deprecated)]
@@ -84,7 +85,39 @@ pub(super) fn list() -> Vec<Tool> {
                 "text": {"type": "string", "description": "Text to send back"}
             }, "required": ["text"]}),
         ),
+        tool(
+            "clock",
+            "Clock",
+            "Shows the time in a view (MCP Apps) whose button asks again.",
+            object!({"type": "object", "properties": {}}),
+        )
+        .with_meta(rmcp::model::MetaObject(
+            object!({"ui": {"resourceUri": CLOCK_VIEW}}),
+        )),
+        tool(
+            "clock_tick",
+            "Clock tick",
+            "The time, for the clock's view only.",
+            object!({"type": "object", "properties": {}}),
+        )
+        .with_meta(rmcp::model::MetaObject(
+            object!({"ui": {"resourceUri": CLOCK_VIEW, "visibility": ["app"]}}),
+        )),
     ]
+}
+
+/// The clock's view (MCP Apps).
+pub(super) const CLOCK_VIEW: &str = "ui://demo/clock.html";
+pub(super) const CLOCK_HTML: &str = include_str!("assets/clock.html");
+
+/// The time of day (UTC) as the clock shows it.
+fn clock() -> CallToolResult {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    let time = format!("{h:02}:{m:02}:{s:02} UTC");
+    done(format!("It is {time}."), json!({"time": time}))
 }
 
 /// Runs the tool `call` names.
@@ -97,6 +130,7 @@ pub(super) async fn run(call: &Call<'_>, roots_list_changed: u64) -> Result<Call
         "count_down" => count_down(call).await,
         "add" => add(call),
         "echo" => echo(call),
+        "clock" | "clock_tick" => Ok(clock()),
         other => Err(ErrorData::invalid_params(format!("unknown tool {other:?}"), None).into()),
     }
 }

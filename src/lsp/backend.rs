@@ -295,7 +295,7 @@ impl Backend {
 
     async fn initialized_inner(&self, _: InitializedParams) {
         if let Some(events) = self.events.lock().take() {
-            let forward = super::notify::forward(self.client.clone(), events);
+            let forward = super::notify::forward(self.client.clone(), events, self.apps.clone());
             tokio::spawn(async move {
                 if let Err(panic) = guard::catch(forward).await {
                     tracing::error!("forwarding server events to the editor stopped: {panic}");

@@ -91,7 +91,11 @@ impl Statuses {
     }
 }
 
-pub async fn forward(client: Client, mut events: EventReceiver) {
+pub async fn forward(
+    client: Client,
+    mut events: EventReceiver,
+    apps: std::sync::Arc<crate::views::Apps>,
+) {
     let mut statuses = Statuses::default();
     loop {
         let flush_at = statuses.flush_at;
@@ -112,6 +116,10 @@ pub async fn forward(client: Client, mut events: EventReceiver) {
         };
         match event {
             Event::Status(status) => {
+                // A view lives as long as its server's session.
+                if status.state != crate::contract::ServerState::Running {
+                    apps.close_server(&status.name, "its server stopped");
+                }
                 if let Some(status) = statuses.admit(status.shown(), Instant::now()) {
                     client.send_notification::<ServerStatus>(status).await;
                 }

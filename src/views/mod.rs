@@ -149,14 +149,12 @@ impl Apps {
             self.closed(&old, "more than 16 views were open");
         }
         let apps = Arc::downgrade(self);
-        let id = view.id.clone();
         tokio::spawn(async move {
             tokio::time::sleep(apps::views::HANDSHAKE).await;
-            if let Some(apps) = apps.upgrade()
-                && let Some(view) = apps.views.by_id(&id)
-                && !view.is_initialized()
-            {
-                apps.close(&id, "the view did not finish its handshake within 60 s");
+            if let Some(apps) = apps.upgrade() {
+                for view in apps.views.expire(std::time::Instant::now()) {
+                    apps.closed(&view, "the view did not finish its handshake within 60 s");
+                }
             }
         });
         Ok(view)

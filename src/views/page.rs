@@ -23,11 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Apps;
 use crate::apps::View;
+use crate::apps::request::MAX_MESSAGE;
 
 const PAGE: &str = include_str!("../apps/assets/page.html");
 const HOST_JS: &str = include_str!("../apps/assets/host.js");
-/// A view's message, at most.
-const MAX_MESSAGE: usize = 1024 * 1024;
 /// How long `/events` waits for the view to close.
 const EVENTS_WAIT: Duration = Duration::from_secs(25);
 /// Connections open at once, at most (anyone on the machine may open them).

@@ -7,13 +7,15 @@
 use crate::support;
 
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::*;
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-use crate::support::http::{HttpServer, answer, closed_port};
+use crate::support::http::{HttpServer, answer, closed_port, read_request};
 
 async fn tool_names(editor: &TestEditor, server: &str) -> Vec<String> {
     editor
@@ -75,6 +77,53 @@ async fn a_401_without_a_way_to_ask_waits_for_a_sign_in() {
     );
     let row = editor.command("mcp-sidecar.listServers", json!({})).await;
     assert_eq!(row[0]["auth"]["signedIn"], false, "{row}");
+    editor.shutdown_and_exit().await;
+}
+
+/// The sign-in's metadata discovery on a kept-alive connection that the server closes as a
+/// request goes out on it (an idle timeout at the wrong moment): the discovery runs again, and
+/// the server waits in `needsAuth` as above, never `failed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discovery_request_its_connection_drops_unanswered_is_sent_again() {
+    const UNAUTHORIZED: &str = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"mcp\"\r\nContent-Length: 0\r\n\r\n";
+    // Every request is answered on a connection kept alive, but the first one sent on a
+    // connection that already carried one is read and left unanswered: the connection closes.
+    let dropped: Arc<AtomicBool> = Arc::default();
+    let server = HttpServer::start({
+        let dropped = dropped.clone();
+        move |_, mut conn| {
+            let dropped = dropped.clone();
+            async move {
+                while conn.write_all(UNAUTHORIZED.as_bytes()).await.is_ok() {
+                    if read_request(&mut conn).await.is_none() || !dropped.swap(true, SeqCst) {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    let editor = in_process();
+    let mark = editor.mark();
+    let url = format!("{}/mcp", server.url());
+    editor
+        .initialize(&[], json!({"servers": {"s": {"url": url}}}), json!({}))
+        .await;
+    let status = editor.wait_status(mark, "s", "needsAuth").await;
+    assert_eq!(
+        status["message"], "needs you to sign in at 127.0.0.1",
+        "{status}"
+    );
+    assert!(
+        dropped.load(SeqCst),
+        "no request went out on a kept connection"
+    );
+    let failed: Vec<_> = editor
+        .notifications()
+        .into_iter()
+        .filter(|n| n["params"]["state"] == "failed" || n["method"] == "window/showMessage")
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
     editor.shutdown_and_exit().await;
 }
 

@@ -604,6 +604,7 @@ async fn demo_server_tools_in_both_eras() {
                 "add",
                 "analyze_flights",
                 "book_trip",
+                "clock",
                 "count_down",
                 "echo",
                 "list_roots",

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod apps;
 mod blackbox;
 mod contract_docs;
 mod editor_check;

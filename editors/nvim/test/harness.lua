@@ -56,7 +56,9 @@ for _, case in ipairs(T.cases) do
   if case_ok and not cleanup_ok then
     case_ok, case_err = false, 'cleanup: ' .. tostring(cleanup_err)
   end
-  if case_ok then
+  if not case_ok and type(case_err) == 'table' and case_err.skip then
+    record(('SKIP %s: %s'):format(case.name, tostring(case_err.skip)))
+  elseif case_ok then
     record(('PASS %s (%.0f ms)'):format(case.name, ms))
   else
     failed = failed + 1

@@ -8,6 +8,13 @@ function T.test(name, fn)
   table.insert(T.cases, { name = name, fn = fn })
 end
 
+--- Ends the case as skipped, with the reason (a peer it needs is not installed): the harness
+--- records `SKIP <case>: <reason>`, neither passed nor failed.
+function T.skip(reason)
+  -- selene: allow(incorrect_standard_library_use)
+  error({ skip = reason }) -- a table, which the harness tells from a failure
+end
+
 -- Assertions -------------------------------------------------------------------------------------
 
 function T.eq(expected, actual, message)

@@ -8,7 +8,9 @@
 #              MCP_PYTHON, MCP_EVERYTHING_JS, MCP_PEERS_NODE_MODULES (default: from
 #              .cache/peers/env.sh; signin_spec's and gateway_spec's Python, resources_spec's
 #              server-everything and the TypeScript SDK of fixtures/node/).
-# Prints "N passed, N failed" last; exits non-zero when a test failed.
+#              MCP_APP_BASIC_JS, MCP_APP_NODE (apps_spec's basic app server and its Node; its cases
+#              are skipped without them).
+# Prints "N passed, N failed" (", N skipped" when a case was) last; exits non-zero when a test failed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -21,14 +23,17 @@ if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
 fi
 export MCP_SIDECAR_BIN
 # The peers of scripts/install-peers.sh: the Python SDK (signin_spec's OAuth-protected fixture,
-# gateway_spec's agent), server-everything and the TypeScript SDK (resources_spec). Values already
-# set are kept.
-if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" || -z "${MCP_PEERS_NODE_MODULES:-}" ) && -f "$ROOT/.cache/peers/env.sh" ]]; then
+# gateway_spec's agent), server-everything and the TypeScript SDK (resources_spec), the basic app
+# server of MCP Apps and the Node it needs (apps_spec). Values already set are kept.
+if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" || -z "${MCP_PEERS_NODE_MODULES:-}" ||
+  -z "${MCP_APP_BASIC_JS:-}" || -z "${MCP_APP_NODE:-}" ) && -f "$ROOT/.cache/peers/env.sh" ]]; then
   keep_python="${MCP_PYTHON:-}" keep_everything="${MCP_EVERYTHING_JS:-}" keep_modules="${MCP_PEERS_NODE_MODULES:-}"
+  keep_app="${MCP_APP_BASIC_JS:-}" keep_app_node="${MCP_APP_NODE:-}"
   # shellcheck disable=SC1091
   . "$ROOT/.cache/peers/env.sh"
   export MCP_PYTHON="${keep_python:-${MCP_PYTHON:-}}" MCP_EVERYTHING_JS="${keep_everything:-${MCP_EVERYTHING_JS:-}}"
   export MCP_PEERS_NODE_MODULES="${keep_modules:-${MCP_PEERS_NODE_MODULES:-}}"
+  export MCP_APP_BASIC_JS="${keep_app:-${MCP_APP_BASIC_JS:-}}" MCP_APP_NODE="${keep_app_node:-${MCP_APP_NODE:-}}"
 fi
 echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 
@@ -53,7 +58,7 @@ if selected install "$@"; then
     echo "  the install step failed: install_spec will fail"
 fi
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 for spec in "$HERE"/spec/*_spec.lua; do
   name="$(basename "$spec" _spec.lua)"
   if [[ $# -gt 0 ]]; then
@@ -74,6 +79,7 @@ for spec in "$HERE"/spec/*_spec.lua; do
   [[ -f "$dir/results" ]] && sed 's/^/  /' "$dir/results"
   p=$(grep -c '^PASS ' "$dir/results" 2>/dev/null); p=${p:-0}
   f=$(grep -c '^FAIL ' "$dir/results" 2>/dev/null); f=${f:-0}
+  s=$(grep -c '^SKIP ' "$dir/results" 2>/dev/null); s=${s:-0}
   if [[ $code -ne 0 && $f -eq 0 ]]; then
     f=1
     echo "  FAIL $name: Neovim exited with $code (timeout or crash) after $p passed case(s)"
@@ -89,7 +95,12 @@ for spec in "$HERE"/spec/*_spec.lua; do
   fi
   passed=$((passed + p))
   failed=$((failed + f))
+  skipped=$((skipped + s))
 done
 echo "--- took $((SECONDS - START))s"
-echo "$passed passed, $failed failed"
+if [[ $skipped -gt 0 ]]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
 [[ $failed -eq 0 && $passed -gt 0 ]]

@@ -24,6 +24,9 @@ M.CMD = {
   complete = 'mcp-sidecar.complete',
   gateway_info = 'mcp-sidecar.gatewayInfo',
   expand_uri_template = 'mcp-sidecar.expandUriTemplate',
+  list_apps = 'mcp-sidecar.listApps',
+  open_app = 'mcp-sidecar.openApp',
+  close_app = 'mcp-sidecar.closeApp',
 }
 
 local progress_count = 0

@@ -1,5 +1,6 @@
 -- The editor contract (docs/lsp-extensions.md), as client-scoped LSP handlers.
 local prompts = require('mcp_sidecar.prompts')
+local views = require('mcp_sidecar.views')
 
 local M = {}
 
@@ -47,14 +48,19 @@ M['mcp-sidecar/resourceUpdated'] = function(_, params, ctx)
   require('mcp_sidecar.resources').updated(ctx.client_id, params)
 end
 
+M['mcp-sidecar/closeApp'] = function(_, params, ctx)
+  views.closed(ctx.client_id, params)
+end
+
 -- The log as usual; its gateway lines also set the terminals' environment (gateway.lua).
 M['window/logMessage'] = function(err, params, ctx)
   require('mcp_sidecar.gateway').on_log(ctx.client_id, params)
   return vim.lsp.handlers['window/logMessage'](err, params, ctx)
 end
 
--- External URLs (URL elicitation and sign-in, after the person's consent) go through vim.ui.open,
--- web addresses only; anything else is Neovim's own showDocument.
+-- External URLs (URL elicitation and sign-in after the person's consent, and the loopback page of
+-- an MCP App's view) go through vim.ui.open, web addresses only; anything else is Neovim's own
+-- showDocument.
 M['window/showDocument'] = function(err, params, ctx)
   if type(params) == 'table' and params.external then
     if not require('mcp_sidecar.util').may_open_external(params.uri) then
@@ -65,6 +71,9 @@ M['window/showDocument'] = function(err, params, ctx)
       return vim.ui.open(params.uri)
     end)
     if ok and cmd then
+      if views.is_view_page(params.uri) then
+        views.refresh(ctx.client_id)
+      end
       return { success = true }
     end
     local why = ok and open_err or cmd

@@ -16,12 +16,16 @@ M.editor_capabilities = {
   languageModel = false,
   -- The settings carry serverScopes (see config.sidecar_settings).
   serverScopes = true,
+  -- An MCP App's view opens in the browser: the sidecar sends its loopback page (showDocument).
+  openApp = false,
 }
 
 --- Contract methods and commands this plugin deliberately leaves out, each with the reason
 --- (tests/it/contract_docs.rs checks that everything else has a handler or a :Mcp subcommand).
 M.not_offered = {
   ['mcp-sidecar/languageModel'] = 'Neovim has no language-model API of its own; sampling answers are written in the answer draft or come from the OpenAI-compatible provider of the sidecar',
+  ['mcp-sidecar/openApp'] = 'Neovim cannot host a web page: an MCP App view opens in the browser, on the loopback page the sidecar sends with window/showDocument',
+  ['mcp-sidecar.appRequest'] = 'the loopback page in the browser sends the messages of the app to the sidecar itself; no view runs inside Neovim',
 }
 
 local warned = {}
@@ -139,6 +143,7 @@ function M.config()
         require('mcp_sidecar.prompts').cancel_all(client_id)
         require('mcp_sidecar.resources').forget(client_id)
         require('mcp_sidecar.gateway').clear(client_id)
+        require('mcp_sidecar.views').forget(client_id)
       end)
     end,
   }

@@ -36,6 +36,7 @@ T.test('the editor capabilities and the settings are sent in initialize', functi
     clipboard = true,
     languageModel = false,
     serverScopes = true,
+    openApp = false,
   }, client.capabilities.experimental.mcpSidecar)
   T.eq(1, client.server_capabilities.experimental.mcpSidecar.version)
   T.contains(client.server_capabilities.executeCommandProvider.commands, 'mcp-sidecar.callTool')

@@ -45,7 +45,7 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   local n = T.wait_notification('unknown subcommand "frobnicate"')
   T.contains(
     n.message,
-    'call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, tools, trust, untrust'
+    'app, call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, tools, trust, untrust'
   )
   T.eq(vim.log.levels.ERROR, n.level)
 end)
@@ -222,6 +222,7 @@ end)
 T.test('completion: subcommands, servers, tools', function()
   local complete = require('mcp_sidecar.commands').complete
   T.eq({
+    'app',
     'call',
     'gateway',
     'log',
@@ -244,9 +245,11 @@ T.test('completion: subcommands, servers, tools', function()
   T.eq({}, complete('', 'Mcp signin ', 11), 'demo is stdio: it never signs in')
   local tools = complete('', 'Mcp call demo ', 14)
   table.sort(tools)
-  T.eq({ 'add', 'analyze_flights', 'book_trip', 'count_down', 'echo', 'list_roots', 'login' }, tools)
+  T.eq({ 'add', 'analyze_flights', 'book_trip', 'clock', 'count_down', 'echo', 'list_roots', 'login' }, tools)
   T.eq({ 'add', 'analyze_flights' }, complete('a', 'Mcp call demo a', 15))
   T.eq({ 'call' }, vim.fn.getcompletion('Mcp ca', 'cmdline'))
+  T.eq({ 'close' }, complete('', 'Mcp app ', 8))
+  T.eq({}, complete('', 'Mcp app close ', 14))
 end)
 
 T.test(':Mcp trust: nothing waiting, and a server that needs no trust is refused clearly', function()

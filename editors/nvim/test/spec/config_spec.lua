@@ -101,6 +101,7 @@ T.test('lsp/mcp_sidecar.lua is a vim.lsp.config entry', function()
     clipboard = true,
     languageModel = false,
     serverScopes = true,
+    openApp = false,
   }, cfg.capabilities.experimental.mcpSidecar)
   for _, method in ipairs({
     'mcp-sidecar/inputBox',
@@ -109,6 +110,7 @@ T.test('lsp/mcp_sidecar.lua is a vim.lsp.config entry', function()
     'mcp-sidecar/cancelPrompt',
     'mcp-sidecar/clipboard',
     'mcp-sidecar/serverStatus',
+    'mcp-sidecar/closeApp',
     'window/showDocument',
   }) do
     T.eq('function', type(cfg.handlers[method]), method)

@@ -1,5 +1,6 @@
 -- The :Mcp command: the table of subcommands, dispatch and completion. Each group of subcommands
 -- is a module of its own beside this one.
+local apps = require('mcp_sidecar.commands.apps')
 local config = require('mcp_sidecar.config')
 local gateway = require('mcp_sidecar.commands.gateway')
 local logs = require('mcp_sidecar.commands.logs')
@@ -61,6 +62,18 @@ M.subcommands = {
   gateway = function()
     gateway.show()
   end,
+  app = function(args)
+    if args[1] == nil then
+      apps.open()
+    elseif args[1] == 'close' then
+      apps.close()
+    else
+      util.notify(
+        ('unknown argument "%s": :Mcp app opens a view again, :Mcp app close closes one'):format(args[1]),
+        vim.log.levels.ERROR
+      )
+    end
+  end,
 }
 
 function M.run(opts)
@@ -115,6 +128,8 @@ local function candidates(words, index)
     return server_names()
   elseif index == 2 and (sub == 'signin' or sub == 'signout') then
     return signin.server_names()
+  elseif index == 2 and sub == 'app' then
+    return { 'close' }
   elseif index == 3 and sub == 'call' then
     return tools.names(words[3])
   elseif index == 3 and sub == 'read' then

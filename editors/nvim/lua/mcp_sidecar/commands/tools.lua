@@ -14,6 +14,12 @@ local M = {}
 local CMD = exec.CMD
 local notify, is_null = util.notify, util.is_null
 
+--- Whether a listTools row has a view (MCP Apps: `ui.resourceUri`), which opens in the browser
+--- when the tool is called.
+local function has_view(row)
+  return type(row.ui) == 'table' and type(row.ui.resourceUri) == 'string'
+end
+
 local function list_tools(client, server)
   local rows, err = exec.run(client, CMD.list_tools, server and { server = server } or nil)
   if err then
@@ -42,7 +48,8 @@ function M.show(server)
         vim.list_extend(lines, { '## ' .. row.server, '' })
       end
       local title = (not is_null(row.title) and row.title ~= row.name) and (' — ' .. row.title) or ''
-      table.insert(lines, ('- %s%s'):format(util.shown_name(row), title))
+      local view = has_view(row) and ' (view)' or ''
+      table.insert(lines, ('- %s%s%s'):format(util.shown_name(row), title, view))
       at[#lines] = row
       if type(row.description) == 'string' and row.description ~= '' then
         for _, line in ipairs(vim.split(row.description, '\n', { plain = true })) do
@@ -150,6 +157,14 @@ local function pick_server(client)
   return row and row.name
 end
 
+--- A tool's line in the pick of :Mcp call: its name, "(view)" when it has one, its description.
+function M.pick_line(row)
+  local view = has_view(row) and ' (view)' or ''
+  local desc = (type(row.description) == 'string' and row.description ~= '') and (' — ' .. row.description)
+    or ''
+  return util.shown_name(row) .. view .. desc
+end
+
 local function pick_tool(server, tools, tool_name)
   if tool_name then
     local tool
@@ -173,12 +188,7 @@ local function pick_tool(server, tools, tool_name)
   return async.select(tools, {
     prompt = ('Call which tool of %s?'):format(server),
     kind = 'mcp_sidecar',
-    format_item = function(row)
-      local desc = (type(row.description) == 'string' and row.description ~= '')
-          and (' — ' .. row.description)
-        or ''
-      return util.shown_name(row) .. desc
-    end,
+    format_item = M.pick_line,
   })
 end
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, CredentialStore, StoredCredentials};
 
-use super::words;
+use super::{discover, words};
 use crate::auth::status::Status;
 use crate::auth::tokens::TokenFile;
 use crate::config::OAuthSpec;
@@ -99,7 +99,7 @@ pub async fn sign_out(url: &url::Url, oauth: &OAuthSpec) -> Result<bool, String>
 
 async fn revoke(url: &url::Url, oauth: &OAuthSpec, grant: &StoredCredentials) -> bool {
     let discovered = match AuthorizationManager::new(url.as_str()).await {
-        Ok(manager) => manager.resolve_metadata().await,
+        Ok(manager) => discover(&manager, None).await,
         Err(e) => Err(e),
     };
     let metadata = match discovered {

@@ -34,7 +34,9 @@ use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::{AuthClient, AuthError};
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadataResolution,
+};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -50,6 +52,8 @@ use sign_in::Authority;
 
 /// Sign-ins (or step-ups) one request may go through before its error stands.
 pub(super) const MAX_ROUNDS: usize = 3;
+/// Times the metadata discovery runs when a connection closes unanswered under it.
+const DISCOVERY_TRIES: usize = 3;
 
 /// Where the browser step goes: the editor's (or the conformance client's) [`SignIn`], if any.
 pub type SignInSource = Arc<dyn Fn() -> Option<Arc<dyn SignIn>> + Send + Sync>;
@@ -239,6 +243,28 @@ impl StreamableHttpClient for Signed {
                 max_sse_event_size,
             )
             .await
+    }
+}
+
+/// rmcp's metadata discovery, from the `401`'s challenge if any. Its requests are GETs on
+/// connections rmcp's client keeps alive: one the server closed as a request went out on it
+/// fails that request unanswered, and the discovery runs again (at most [`DISCOVERY_TRIES`]
+/// times in all) rather than failing the server.
+async fn discover(
+    manager: &AuthorizationManager,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadataResolution, AuthError> {
+    let mut tries = 1;
+    loop {
+        match manager.resolve_metadata_from_challenge(challenge).await {
+            Err(AuthError::DiscoveryRequestFailed { url, source })
+                if tries < DISCOVERY_TRIES && crate::net::closed_unanswered(&*source) =>
+            {
+                tracing::debug!(%url, "closed unanswered; discovering again");
+                tries += 1;
+            }
+            resolved => return resolved,
+        }
     }
 }
 

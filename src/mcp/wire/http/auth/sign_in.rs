@@ -14,7 +14,7 @@ use rmcp::transport::auth::{
 use tokio::sync::{Mutex, OnceCell};
 
 use super::grant::FileStore;
-use super::{Client, HttpError, HumanClock, SignInSource, failed, words};
+use super::{Client, HttpError, HumanClock, SignInSource, discover, failed, words};
 use crate::auth::callback::Listener;
 use crate::auth::status::{Need, Status, host_of};
 use crate::auth::tokens::TokenFile;
@@ -173,10 +173,7 @@ impl Authority {
             &mut *guard,
             new_manager(&self.url, self.store.as_ref(), &self.status).await?,
         );
-        let resolution = match manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await
-        {
+        let resolution = match discover(&manager, Some(challenge)).await {
             Ok(r) => r,
             Err(e) => {
                 *guard = manager;
@@ -282,10 +279,7 @@ impl Authority {
             return Err("\"oauth\": client credentials need a clientId and a clientSecret".into());
         };
         let fail = |e: AuthError| format!("signing in to {} failed: {}", self.shown, words(&e));
-        let resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await
-            .map_err(fail)?;
+        let resolution = discover(&manager, Some(challenge)).await.map_err(fail)?;
         manager.set_metadata(resolution.metadata);
         let scopes = WWWAuthenticateParams::parse(challenge, &self.url)
             .scope
