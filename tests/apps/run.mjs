@@ -228,6 +228,7 @@ try {
     check('hostile: ui/open-link https: refused when the person refuses', !!r.linkHttps?.error, short(r.linkHttps));
     const picks = sidecar.quickPicks.slice(picksBefore);
     const mentions = (p, s) => JSON.stringify(p).includes(s);
+    for (const p of picks) console.log(`     asked: ${short(p.title)} [${(p.items || []).map((i) => i.label).join(' | ')}]`);
     check('hostile: the person was asked about the https link, with its full URL',
       picks.some((p) => mentions(p, 'https://allowed.example/consent')), short(picks));
     check('hostile: the person was never asked about the javascript: or file: link',
