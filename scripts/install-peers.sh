@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Install the real MCP peers used by the tests, pinned, into <repo>/.cache/peers/:
-#   node/   npm: @modelcontextprotocol/server-everything and server-filesystem, and the TypeScript
-#           SDK (@modelcontextprotocol/sdk, the version server-everything uses) for the benchmarks
+#   node/   npm: @modelcontextprotocol/server-everything and server-filesystem, the TypeScript
+#           SDK (@modelcontextprotocol/sdk, the version server-everything uses) for the benchmarks,
+#           and three MCP Apps servers (server-basic-vanillajs, server-budget-allocator, server-pdf)
+#           for tests/apps/
 #   inspector/  npm: the MCP Inspector (@modelcontextprotocol/inspector), whose --cli mode is an agent
 #           of the gateway (tests/it/gateway_clients.rs); its own prefix, since it needs Node >= 22.19
 #           (run with the Node 24 of scripts/install-node.sh)
 #   venv/   Python venv with the MCP Python SDK (mcp), used by fixtures/python/
 #   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON,
-#           MCP_PEERS_NODE_MODULES, MCP_INSPECTOR_JS, MCP_NODE24
+#           MCP_PEERS_NODE_MODULES, MCP_INSPECTOR_JS, MCP_NODE24, MCP_APP_BASIC_JS,
+#           MCP_APP_BUDGET_JS, MCP_APP_PDF_JS, MCP_APP_NODE
 #
 # Idempotent: each part is skipped when the pinned version is already installed.
 # No interactive input; safe with CI=true on a fresh clone. Needs node (>= 20) + npm and python3 (>= 3.10).
@@ -23,6 +26,10 @@ TS_SDK_VERSION=1.32.2
 MCP_PY_VERSION=2.3.0
 # The Inspector's CLI (v2: the maintained line; v1 takes security fixes only).
 INSPECTOR_VERSION=2.12.0
+# MCP Apps servers (a tool with a view; run with --stdio), for tests/apps/.
+APP_BASIC_VERSION=2.0.3
+APP_BUDGET_VERSION=2.0.3
+APP_PDF_VERSION=2.0.4
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="$ROOT/.cache/peers"
@@ -50,6 +57,9 @@ installed_version() { # $1 = package name; prints version or nothing
 
 EVERYTHING_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 FILESYSTEM_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+APP_BASIC_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
+APP_BUDGET_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-budget-allocator/dist/index.js"
+APP_PDF_JS="$NODE_DIR/node_modules/@modelcontextprotocol/server-pdf/dist/index.js"
 
 # The npm install runs in the background while the venv is built (both are mostly downloads).
 npm_status=cached
@@ -57,8 +67,12 @@ npm_pid=
 if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTHING_VERSION" ] ||
    [ "$(installed_version @modelcontextprotocol/server-filesystem)" != "$FILESYSTEM_VERSION" ] ||
    [ "$(installed_version @modelcontextprotocol/sdk)" != "$TS_SDK_VERSION" ] ||
-   [ ! -f "$EVERYTHING_JS" ] || [ ! -f "$FILESYSTEM_JS" ]; then
-  log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION sdk@$TS_SDK_VERSION"
+   [ "$(installed_version @modelcontextprotocol/server-basic-vanillajs)" != "$APP_BASIC_VERSION" ] ||
+   [ "$(installed_version @modelcontextprotocol/server-budget-allocator)" != "$APP_BUDGET_VERSION" ] ||
+   [ "$(installed_version @modelcontextprotocol/server-pdf)" != "$APP_PDF_VERSION" ] ||
+   [ ! -f "$EVERYTHING_JS" ] || [ ! -f "$FILESYSTEM_JS" ] ||
+   [ ! -f "$APP_BASIC_JS" ] || [ ! -f "$APP_BUDGET_JS" ] || [ ! -f "$APP_PDF_JS" ]; then
+  log "npm: installing server-everything@$EVERYTHING_VERSION server-filesystem@$FILESYSTEM_VERSION sdk@$TS_SDK_VERSION server-basic-vanillajs@$APP_BASIC_VERSION server-budget-allocator@$APP_BUDGET_VERSION server-pdf@$APP_PDF_VERSION"
   # A private package.json keeps npm from walking up into the repo (and makes the prefix self-contained).
   [ -f "$NODE_DIR/package.json" ] ||
     printf '{\n  "name": "mcp-sidecar-test-peers",\n  "private": true\n}\n' >"$NODE_DIR/package.json"
@@ -66,7 +80,10 @@ if [ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERYTH
     --save-exact \
     "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
     "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" \
-    "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >&2 &
+    "@modelcontextprotocol/sdk@$TS_SDK_VERSION" \
+    "@modelcontextprotocol/server-basic-vanillajs@$APP_BASIC_VERSION" \
+    "@modelcontextprotocol/server-budget-allocator@$APP_BUDGET_VERSION" \
+    "@modelcontextprotocol/server-pdf@$APP_PDF_VERSION" >&2 &
   npm_pid=$!
   trap 'wait' EXIT # never leave the background npm running behind an early exit
   npm_status=installed
@@ -145,6 +162,13 @@ fi
   die "server-filesystem is not at $FILESYSTEM_VERSION after install"
 [ "$(installed_version @modelcontextprotocol/sdk)" = "$TS_SDK_VERSION" ] ||
   die "@modelcontextprotocol/sdk is not at $TS_SDK_VERSION after install"
+for pkg_version in server-basic-vanillajs@$APP_BASIC_VERSION server-budget-allocator@$APP_BUDGET_VERSION \
+    server-pdf@$APP_PDF_VERSION; do
+  [ "$(installed_version "@modelcontextprotocol/${pkg_version%@*}")" = "${pkg_version#*@}" ] ||
+    die "@modelcontextprotocol/${pkg_version%@*} is not at ${pkg_version#*@} after install"
+done
+# The Apps servers' engines floor is node 20: they run on the machine's node.
+APP_NODE="$(command -v node)"
 
 # ---------------------------------------------------------------- smoke checks
 # Each npm server must answer a legacy initialize on this node (catches "needs a newer node").
@@ -177,9 +201,14 @@ if [ "${PEERS_SKIP_SMOKE:-0}" != 1 ]; then
   # No directory arguments: the filesystem server then takes its allowed directories from the roots.
   node -e "$SMOKE_JS" server-filesystem "$FILESYSTEM_JS" &
   p2=$!
+  "$APP_NODE" -e "$SMOKE_JS" server-basic-vanillajs "$APP_BASIC_JS" --stdio &
+  p3=$!
+  "$APP_NODE" -e "$SMOKE_JS" server-budget-allocator "$APP_BUDGET_JS" --stdio &
+  p4=$!
+  "$APP_NODE" -e "$SMOKE_JS" server-pdf "$APP_PDF_JS" --stdio &
+  p5=$!
   ok=1
-  wait "$p1" || ok=0
-  wait "$p2" || ok=0
+  for p in "$p1" "$p2" "$p3" "$p4" "$p5"; do wait "$p" || ok=0; done
   [ "$ok" = 1 ] || die "smoke check failed: a server does not start on node $(node --version)"
 fi
 
@@ -193,7 +222,11 @@ export MCP_PYTHON='$VENV/bin/python'
 export MCP_PEERS_NODE_MODULES='$NODE_DIR/node_modules'
 export MCP_INSPECTOR_JS='$INSPECTOR_JS'
 export MCP_NODE24='$NODE24_DIR/bin/node'
+export MCP_APP_BASIC_JS='$APP_BASIC_JS'
+export MCP_APP_BUDGET_JS='$APP_BUDGET_JS'
+export MCP_APP_PDF_JS='$APP_PDF_JS'
+export MCP_APP_NODE='$APP_NODE'
 EOF
 mv "$PEERS/env.sh.tmp" "$PEERS/env.sh"
 
-echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION ($npm_status, node $(node --version)), inspector@$INSPECTOR_VERSION ($inspector_status, node $("$NODE24_DIR/bin/node" --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"
+echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION + server-basic-vanillajs@$APP_BASIC_VERSION + server-budget-allocator@$APP_BUDGET_VERSION + server-pdf@$APP_PDF_VERSION ($npm_status, node $(node --version)), inspector@$INSPECTOR_VERSION ($inspector_status, node $("$NODE24_DIR/bin/node" --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"

@@ -2,11 +2,11 @@
 # Every test of the project, tier by tier, each under its own time budget.
 # This is the README's test command, and exactly what CI runs (.ci/run).
 #   scripts/test-all.sh            all tiers
-#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, conformance, nvim, vscode)
+#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, apps, conformance, nvim, vscode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TIERS="${TIERS:-lint peers unit interop conformance nvim vscode}"
+TIERS="${TIERS:-lint peers unit interop apps conformance nvim vscode}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Two cores: keep test threads modest so timing-sensitive tests are not starved.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
@@ -75,6 +75,23 @@ interop() {
   scripts/keyring-test.sh
 }
 
+apps() {
+  # MCP Apps through the loopback page in headless Chromium (Debian's): the built sidecar driven
+  # by a scripted editor without openApp, three real Apps servers and a hostile one.
+  cargo build --locked
+  # shellcheck disable=SC1091
+  . .cache/peers/env.sh
+  (cd tests/apps && npm ci --no-audit --no-fund --loglevel=error)
+  # Debian's chromium (the vscode tier's browser too), installed when missing.
+  if [ -z "${CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+    log() { printf '[apps] %s\n' "$*" >&2; }
+    # shellcheck source=scripts/lib/debian-packages.sh
+    . scripts/lib/debian-packages.sh
+    install_missing chromium
+  fi
+  MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" node tests/apps/run.mjs
+}
+
 conformance() {
   # The official MCP conformance suite (pinned, on Node 24) against `mcp-sidecar conformance`:
   # every required client scenario (OAuth sign-in included) of the 2025-11-25 and 2026-07-28 requirement sets.
@@ -97,11 +114,12 @@ vscode() {
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
 }
 
-export -f lint unit interop conformance nvim vscode
+export -f lint unit interop apps conformance nvim vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
 has interop && tier interop 900 interop
+has apps && tier apps 600 apps
 has conformance && tier conformance 600 conformance
 has nvim && tier nvim 1500 nvim
 has vscode && tier vscode 900 vscode
