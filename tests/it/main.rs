@@ -13,6 +13,7 @@ mod execute_command;
 mod faults;
 mod floods;
 mod gateway;
+mod gateway_apps;
 mod gateway_clients;
 mod hostile;
 mod http;
