@@ -24,8 +24,17 @@ use crate::ui::{Headless, Prompter};
 pub use host::Reach;
 
 /// The open views and the page that serves them.
+/// After a view of an agent's call of one tool opened, the next opens no sooner than this.
+pub const AGENT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An agent's call whose view waits to be offered: its arguments and result.
+type Waiting = Option<(Value, Value)>;
+
 pub struct Apps {
     me: std::sync::Weak<Apps>,
+    /// The tools of agents' calls being offered now (server, tool), each with a later call
+    /// waiting.
+    offers: parking_lot::Mutex<std::collections::HashMap<(String, String), Waiting>>,
     manager: Arc<Manager>,
     views: Views,
     page: OnceCell<Arc<page::Page>>,
@@ -35,6 +44,7 @@ impl Apps {
     pub fn new(manager: Arc<Manager>) -> Arc<Apps> {
         Arc::new_cyclic(|me| Apps {
             me: me.clone(),
+            offers: Default::default(),
             manager,
             views: Views::default(),
             page: OnceCell::new(),
@@ -77,7 +87,9 @@ impl Apps {
     }
 
     /// An agent's call of a tool that has a view: opened as `apps.openForAgents` says (`ask`:
-    /// the person chooses in the editor).
+    /// the person chooses in the editor). Calls of one tool coalesce: while its question is open,
+    /// and for [`AGENT_EVERY`] after a view of it opened, a new call only takes the place of the
+    /// one waiting, whose view then opens with the latest call's. A failed call is not offered.
     pub async fn offer_for_agent(
         self: &Arc<Self>,
         server: &str,
@@ -85,31 +97,56 @@ impl Apps {
         arguments: Value,
         result: Value,
     ) {
-        match self.manager.apps_settings().open_for_agents {
-            OpenForAgents::Never => return,
-            OpenForAgents::Always => {}
-            OpenForAgents::Ask => {
-                let ui = self.ui();
-                let shown_tool = shown::line(tool, shown::MAX_NAME);
-                let picked = ui
-                    .quick_pick(QuickPickParams {
-                        server: Some(server.to_string()),
-                        title: format!("{server}: an agent called {shown_tool}, which has a view"),
-                        placeholder: Some("Open the view?".into()),
-                        items: vec![
-                            QuickPickItem::new("Open the view")
-                                .with_description("in the editor, or in the browser"),
-                            QuickPickItem::new("Not now"),
-                        ],
-                        ..Default::default()
-                    })
-                    .await;
-                if picked.as_ref().and_then(QuickPickResult::first) != Some(0) {
-                    return;
-                }
-            }
+        let setting = self.manager.apps_settings().open_for_agents;
+        if setting == OpenForAgents::Never || result.get("isError") == Some(&Value::Bool(true)) {
+            return;
         }
-        self.after_call(server, tool, arguments, result).await;
+        let key = (server.to_string(), tool.to_string());
+        {
+            let mut offers = self.offers.lock();
+            if let Some(waiting) = offers.get_mut(&key) {
+                *waiting = Some((arguments, result));
+                return;
+            }
+            offers.insert(key.clone(), None);
+        }
+        let mut call = Some((arguments, result));
+        while let Some((arguments, result)) = call.take() {
+            if setting == OpenForAgents::Ask && !self.ask_for_agent(server, tool).await {
+                // Declined: the calls that came meanwhile are declined with it.
+                break;
+            }
+            let (arguments, result) = self
+                .offers
+                .lock()
+                .get_mut(&key)
+                .and_then(Option::take)
+                .unwrap_or((arguments, result));
+            self.after_call(server, tool, arguments, result).await;
+            tokio::time::sleep(AGENT_EVERY).await;
+            call = self.offers.lock().get_mut(&key).and_then(Option::take);
+        }
+        self.offers.lock().remove(&key);
+    }
+
+    /// Asks the person whether to open the view of an agent's call.
+    async fn ask_for_agent(&self, server: &str, tool: &str) -> bool {
+        let shown_tool = shown::line(tool, shown::MAX_NAME);
+        let picked = self
+            .ui()
+            .quick_pick(QuickPickParams {
+                server: Some(server.to_string()),
+                title: format!("{server}: an agent called {shown_tool}, which has a view"),
+                placeholder: Some("Open the view?".into()),
+                items: vec![
+                    QuickPickItem::new("Open the view")
+                        .with_description("in the editor, or in the browser"),
+                    QuickPickItem::new("Not now"),
+                ],
+                ..Default::default()
+            })
+            .await;
+        picked.as_ref().and_then(QuickPickResult::first) == Some(0)
     }
 
     /// Reads the view's HTML and registers the view (not shown yet).

@@ -447,3 +447,25 @@ async fn python_agent_calls_the_basic_apps_get_time_and_the_person_opens_its_vie
     close_view(&editor, &row).await;
     assert_eq!(editor.requests_seen("window/showDocument"), 1);
 }
+
+/// An agent's burst of calls of one tool with a view is one question and one view (with the
+/// latest call's), not a question and a browser tab per call; a failed call is not offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_an_agents_calls_is_one_offer_and_one_view() {
+    let folder = tempfile::tempdir().unwrap();
+    let (editor, info) = start(folder.path(), demo_with(None)).await;
+    let agent = http_agent(&info).await;
+    let calls = (0..12).map(|n| call(&agent, "demo__clock", json!({"n": n})));
+    for outcome in futures::future::join_all(calls).await {
+        outcome.unwrap();
+    }
+    let offer = editor.next_prompt().await;
+    assert_offer(&offer, "demo", "clock");
+    editor.respond(&offer, json!({"selected": [0]})).await;
+    let url = opened_view(&editor).await;
+    assert_eq!(editor.prompts_seen(), 1, "one question for the burst");
+    assert!(view_data(&url).await["arguments"]["n"].is_number());
+    let row = listed_alone(&editor, "demo", "clock", &url).await;
+    close_view(&editor, &row).await;
+    agent.cancel().await.unwrap();
+}
