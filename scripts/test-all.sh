@@ -90,6 +90,9 @@ apps() {
     install_missing chromium
   fi
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" node tests/apps/run.mjs
+  # The host bundle's own check: the page and the bridge against a real app, with a fake sidecar.
+  editors/apps/build.sh --check
+  node editors/apps/test/smoke.mjs
 }
 
 conformance() {
