@@ -369,7 +369,7 @@ impl Manager {
                     tool_count: state
                         .connection
                         .as_ref()
-                        .map_or(0, |c| c.cached_tool_count()),
+                        .map_or(0, |c| c.listed_tool_count()),
                     restarts: state.restarts,
                     auth: slot.auth.summary(),
                 }

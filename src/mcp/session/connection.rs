@@ -307,6 +307,19 @@ impl Connection {
         self.tools.lock().as_ref().map_or(0, |t| t.len())
     }
 
+    /// The listed tools a person or an agent may call (not those for views only), as
+    /// `listServers` counts them.
+    pub fn listed_tool_count(&self) -> usize {
+        self.tools.lock().as_ref().map_or(0, |t| {
+            t.iter()
+                .filter(|t| {
+                    crate::apps::meta::visibility(t.meta.as_deref())
+                        .allows(crate::apps::Surface::Model)
+                })
+                .count()
+        })
+    }
+
     /// Tells a legacy server that the roots changed.
     pub async fn notify_roots_changed(&self) {
         if self.modern {

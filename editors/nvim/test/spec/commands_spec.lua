@@ -32,7 +32,7 @@ T.test(':Mcp servers shows each server with its state', function()
   end, lines)[1]
   T.ok(row, vim.inspect(lines))
   T.contains(row, 'running')
-  T.contains(row, '7 tools')
+  T.contains(row, '8 tools')
   T.contains(row, 'from editor settings')
   T.contains(lines, 'mcp-sidecar-demo')
   T.eq(buf, vim.api.nvim_get_current_buf(), 'the list has focus')
