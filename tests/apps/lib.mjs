@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../../scripts/lib/chromium.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const OUT = path.join(ROOT, 'target', 'apps');
@@ -261,19 +262,6 @@ export async function callAndShow(sidecar, server, tool, args) {
   );
   return { result, repliedAt, url: shown.params.uri, external: shown.params.external, shownAt: shown.at };
 }
-
-// The flags of editors/vscode/test/e2e/lib/browser.mjs: Debian's Chromium, headless, as root.
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--disable-features=Translate,MediaRouter',
-];
 
 export async function openBrowser(executablePath = process.env.CHROMIUM || '/usr/bin/chromium') {
   const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::gateway::{
-    BIG_RESULTS, bridge_env, digest_of, gateway_info, gateway_token, hostile_big_text,
+    BIG_RESULTS, bridge_env, digest_of, gateway_token, hostile_big_text, python_agent, start_with,
 };
 use support::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -21,40 +21,11 @@ async fn start(folder: &Path, servers: Value) -> (CheckedEditor, Value) {
     start_with(folder, json!({ "servers": servers })).await
 }
 
-/// [`start`] with these settings (`servers` and others).
-async fn start_with(folder: &Path, settings: Value) -> (CheckedEditor, Value) {
-    let editor = in_process();
-    let mark = editor.mark();
-    let servers = settings["servers"].clone();
-    editor
-        .initialize(&[(folder, "work")], settings, full_ui())
-        .await;
-    for name in servers.as_object().unwrap().keys() {
-        editor.wait_status(mark, name, "running").await;
-    }
-    let info = gateway_info(&editor, mark).await;
-    (editor, info)
-}
-
 fn port(info: &Value) -> u16 {
     url::Url::parse(info["url"].as_str().unwrap())
         .unwrap()
         .port()
         .unwrap()
-}
-
-/// The Python client with these transport arguments runs `steps`; its outcomes.
-fn agent(transport: &[String], steps: &Value) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(peer("MCP_PYTHON"));
-    command
-        .arg(fixture("python/gateway_client.py"))
-        .args(transport)
-        .arg(steps.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
 }
 
 async fn outcomes(child: tokio::process::Child) -> Vec<Value> {
@@ -77,7 +48,7 @@ async fn outcomes(child: tokio::process::Child) -> Vec<Value> {
 }
 
 async fn run_agent(transport: &[String], steps: Value) -> Vec<Value> {
-    outcomes(agent(transport, &steps).spawn().expect("python")).await
+    outcomes(python_agent(transport, &steps).spawn().expect("python")).await
 }
 
 fn over_http(info: &Value, mode: &str) -> Vec<String> {
@@ -326,7 +297,7 @@ async fn python_agent_over_the_stdio_bridge_all_servers_and_one() {
         {"op": "call", "name": "modern__add", "arguments": {"a": 20, "b": 22}},
     ]);
     // Found through the environment.
-    let mut command = agent(&over_bridge(None), &steps);
+    let mut command = python_agent(&over_bridge(None), &steps);
     bridge_env(&mut command, &info);
     let out = outcomes(command.spawn().unwrap()).await;
     assert!(
@@ -337,7 +308,7 @@ async fn python_agent_over_the_stdio_bridge_all_servers_and_one() {
     // Found through the discovery file of the folder (the agent runs in a folder below it).
     let below = folder.path().join("src");
     std::fs::create_dir_all(&below).unwrap();
-    let mut command = agent(
+    let mut command = python_agent(
         &over_bridge(Some("legacy")),
         &json!([{"op": "list"}, {"op": "call", "name": "add", "arguments": {"a": 1, "b": 1}}]),
     );
@@ -360,7 +331,7 @@ async fn a_form_answered_in_the_editor_reaches_the_agent() {
     let folder = tempfile::tempdir().unwrap();
     let (editor, info) = start(folder.path(), both_eras()).await;
     for server in ["legacy", "modern"] {
-        let child = agent(
+        let child = python_agent(
             &over_http(&info, "legacy"),
             &json!([{"op": "call", "name": format!("{server}__book_trip"), "arguments": {"destination": "Oslo"}}]),
         )
@@ -409,7 +380,7 @@ async fn a_crash_mid_call_is_a_clear_error_and_new_servers_are_announced() {
     )
     .await;
     let mark = editor.mark();
-    let mut child = agent(
+    let mut child = python_agent(
         &over_http(&info, "legacy"),
         &json!([
             {"op": "call", "name": "crashy__crash", "arguments": {}},
@@ -499,7 +470,7 @@ async fn the_prompt_says_which_agent_asks_and_its_call_is_kept_alive_meanwhile()
     for server in ["legacy", "modern"] {
         // The agent could answer itself, but the default (`gateway.questions: editor`) asks the
         // person. Its name arrives with a newline and a bidi override, which are dropped.
-        let mut child = agent(
+        let mut child = python_agent(
             &with(
                 over_http(&info, "legacy"),
                 &[
@@ -585,7 +556,7 @@ async fn questions_go_to_the_agent_when_set_and_it_declared_the_capability() {
     .await;
     let answer = r#"{"name": "Agent Smith", "email": "smith@example.com"}"#;
     for server in ["legacy", "modern"] {
-        let mut child = agent(
+        let mut child = python_agent(
             &with(over_http(&info, "legacy"), &["--elicit-answer", answer]),
             &json!([{"op": "call", "name": format!("{server}__book_trip"), "arguments": {"destination": "Oslo"}}]),
         )
@@ -603,7 +574,7 @@ async fn questions_go_to_the_agent_when_set_and_it_declared_the_capability() {
         );
         assert_eq!(editor.prompts_seen(), 0, "the editor was not asked");
         // A sampling request goes to an agent that declared sampling, and its answer back.
-        let mut child = agent(
+        let mut child = python_agent(
             &with(
                 over_http(&info, "legacy"),
                 &["--sample-answer", "The agent's answer."],
@@ -625,7 +596,7 @@ async fn questions_go_to_the_agent_when_set_and_it_declared_the_capability() {
         assert_eq!(editor.prompts_seen(), 0, "the editor was not asked");
     }
     // An agent without elicitation: the person answers in the editor after all (stdio bridge).
-    let mut command = agent(
+    let mut command = python_agent(
         &over_bridge(None),
         &json!([{"op": "call", "name": "legacy__book_trip", "arguments": {"destination": "Oslo"}}]),
     );
@@ -663,9 +634,9 @@ async fn a_cancelled_agent_call_cancels_the_downstream_call() {
     for transport in ["http", "bridge"] {
         let mark = editor.mark();
         let mut command = match transport {
-            "http" => agent(&over_http(&info, "legacy"), &steps),
+            "http" => python_agent(&over_http(&info, "legacy"), &steps),
             _ => {
-                let mut command = agent(&over_bridge(None), &steps);
+                let mut command = python_agent(&over_bridge(None), &steps);
                 bridge_env(&mut command, &info);
                 command
             }
@@ -694,7 +665,7 @@ async fn a_sampling_request_during_an_agents_call_is_answered_in_the_editor() {
     let folder = tempfile::tempdir().unwrap();
     let (editor, info) = start(folder.path(), both_eras()).await;
     for server in ["legacy", "modern"] {
-        let child = agent(
+        let child = python_agent(
             &with(over_http(&info, "auto"), &["--name", AGENT]),
             &json!([{"op": "call", "name": format!("{server}__analyze_flights"), "arguments": {}}]),
         )
@@ -860,7 +831,7 @@ async fn a_2026_agent_hears_tools_list_changed_on_its_listen_stream() {
         json!({"legacy": demo_server("legacy", None)}),
     )
     .await;
-    let mut child = agent(
+    let mut child = python_agent(
         &over_http(&info, "2026-07-28"),
         &json!([{"op": "listen_tools", "timeout": 60}]),
     )
@@ -903,7 +874,7 @@ async fn benchmark_the_gateway_round_trip() {
     )
     .await;
     let http = run_agent(&over_http(&info, "legacy"), bench("demo__echo")).await;
-    let mut command = agent(&over_bridge(None), &bench("demo__echo"));
+    let mut command = python_agent(&over_bridge(None), &bench("demo__echo"));
     bridge_env(&mut command, &info);
     let bridge = outcomes(command.spawn().unwrap()).await;
     let figure = |name: &str, out: &[Value]| {
@@ -954,7 +925,7 @@ async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
     for mode in ["legacy", "2026-07-28"] {
         for (way, transport) in [("http", over_http(&info, mode)), ("bridge", bridge(mode))] {
             let passed = mcp_sidecar::gateway::passed_total();
-            let mut command = agent(&transport, &steps);
+            let mut command = python_agent(&transport, &steps);
             bridge_env(&mut command, &info);
             let out = outcomes(command.spawn().unwrap()).await;
             let passed = mcp_sidecar::gateway::passed_total() - passed;
@@ -990,27 +961,13 @@ async fn big_results_reach_python_agents_as_sent_both_ways_and_eras() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_nested_too_deep_reaches_an_agent_as_an_error() {
     use rmcp::model::CallToolRequestParams;
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-    use rmcp::transport::streamable_http_client::{
-        StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
-    };
     let folder = tempfile::tempdir().unwrap();
     let (_editor, info) = start(
         folder.path(),
         json!({"deep": python_fixture("bad/deep.py", &[], 30)}),
     )
     .await;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(support::gateway::gateway_url(&info))
-            .auth_header(gateway_token(&info));
-    let agent = rmcp::model::ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Initialize,
-        )
-        .await
-        .unwrap();
+    let agent = support::gateway::http_agent(&info).await;
     let nest = |levels: usize, pad: usize| {
         let arguments = json!({"levels": levels, "pad": pad});
         let call = CallToolRequestParams::new("deep__nest")

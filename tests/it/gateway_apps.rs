@@ -7,39 +7,21 @@
 //! and an rmcp agent, and (ignored: needs peers) the Python SDK agent with the real
 //! `server-basic-vanillajs` and `server-pdf`.
 
-use std::path::Path;
 use std::process::Stdio;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
-};
 use rmcp::{RoleClient, ServiceError};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::gateway::{agent_outcomes, bridge_env, gateway_info, gateway_token};
+use crate::support::gateway::{
+    agent_outcomes, bridge_env, gateway_token, http_agent, python_agent, start_with as start,
+};
 use crate::support::*;
 
 type Agent = RunningService<RoleClient, ClientConfig>;
-
-/// An in-process sidecar with these settings for a workspace folder, once every server runs
-/// and the gateway answers `mcp-sidecar.gatewayInfo`.
-async fn start(folder: &Path, settings: Value) -> (CheckedEditor, Value) {
-    let editor = in_process();
-    let mark = editor.mark();
-    let servers = settings["servers"].clone();
-    editor
-        .initialize(&[(folder, "work")], settings, full_ui())
-        .await;
-    for name in servers.as_object().unwrap().keys() {
-        editor.wait_status(mark, name, "running").await;
-    }
-    let info = gateway_info(&editor, mark).await;
-    (editor, info)
-}
 
 /// The demo server as `demo`, with `apps.openForAgents` set to `open` (or left out: `None`).
 fn demo_with(open: Option<&str>) -> Value {
@@ -48,21 +30,6 @@ fn demo_with(open: Option<&str>) -> Value {
         settings["apps"] = json!({ "openForAgents": open });
     }
     settings
-}
-
-/// An rmcp agent on the gateway's Streamable HTTP endpoint, with the secret.
-async fn http_agent(info: &Value) -> Agent {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(info["url"].as_str().unwrap().to_string())
-            .auth_header(gateway_token(info));
-    ClientConfig::default()
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            ClientLifecycleMode::Initialize,
-        )
-        .await
-        .unwrap()
 }
 
 fn call_params(name: &str, arguments: Value) -> CallToolRequestParams {
@@ -322,20 +289,6 @@ async fn a_one_server_gateway_refuses_the_view_only_tool_by_its_own_name() {
 /// A real app server (`node <js> --stdio`, from scripts/install-peers.sh).
 fn app_server(js_var: &str) -> Value {
     json!({"command": peer("MCP_APP_NODE"), "args": [peer(js_var), "--stdio"]})
-}
-
-/// The Python SDK agent with these transport arguments running `steps`.
-fn python_agent(transport: &[String], steps: &Value) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(peer("MCP_PYTHON"));
-    command
-        .arg(fixture("python/gateway_client.py"))
-        .args(transport)
-        .arg(steps.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

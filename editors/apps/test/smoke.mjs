@@ -11,6 +11,7 @@ import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../../../scripts/lib/chromium.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../../..');
@@ -21,18 +22,6 @@ const APP_HTML = readFileSync(
 );
 const TIMEOUT = 15_000;
 
-// Debian's Chromium, as editors/vscode/test/e2e/lib/browser.mjs launches it.
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--disable-features=Translate,MediaRouter',
-];
 
 const TOOL = {
   name: 'get-time',

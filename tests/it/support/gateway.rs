@@ -26,6 +26,60 @@ pub async fn gateway_info(editor: &TestEditor, mark: usize) -> Value {
     response["result"].clone()
 }
 
+/// An in-process sidecar with these settings (`servers` and others) for a workspace folder, once
+/// every server runs and the gateway answers `mcp-sidecar.gatewayInfo`; that answer.
+pub async fn start_with(
+    folder: &std::path::Path,
+    settings: Value,
+) -> (super::CheckedEditor, Value) {
+    let editor = super::in_process();
+    let mark = editor.mark();
+    let servers = settings["servers"].clone();
+    editor
+        .initialize(&[(folder, "work")], settings, super::full_ui())
+        .await;
+    for name in servers.as_object().unwrap().keys() {
+        editor.wait_status(mark, name, "running").await;
+    }
+    let info = gateway_info(&editor, mark).await;
+    (editor, info)
+}
+
+/// The Python SDK's client (`fixtures/python/gateway_client.py`) with these transport
+/// arguments, to run `steps`.
+pub fn python_agent(transport: &[String], steps: &Value) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(peer("MCP_PYTHON"));
+    command
+        .arg(fixture("python/gateway_client.py"))
+        .args(transport)
+        .arg(steps.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// An rmcp agent on the gateway's Streamable HTTP endpoint, with the secret.
+pub async fn http_agent(
+    info: &Value,
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::service::ClientServiceExt;
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let config = StreamableHttpClientTransportConfig::with_uri(gateway_url(info))
+        .auth_header(gateway_token(info));
+    rmcp::model::ClientConfig::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            rmcp::service::ClientLifecycleMode::Initialize,
+        )
+        .await
+        .unwrap()
+}
+
 pub fn gateway_url(info: &Value) -> String {
     info["url"].as_str().unwrap().to_string()
 }

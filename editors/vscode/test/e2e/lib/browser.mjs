@@ -2,18 +2,7 @@
 // background-networking flags keep it from calling out on this closed network.
 
 import { chromium } from 'playwright-core';
-
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--disable-features=Translate,MediaRouter',
-];
+import { CHROMIUM_ARGS } from '../../../../../scripts/lib/chromium.mjs';
 
 export async function openBrowser(executablePath = process.env.CHROMIUM || '/usr/bin/chromium') {
   const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
