@@ -29,6 +29,7 @@ use super::agent;
 use super::pass::{self, Kind, Tunnel};
 use crate::contract::CallError;
 use crate::mcp::{Caller, ToolArguments};
+use crate::views::By;
 
 use super::shared::{Scope, Session, Shared};
 
@@ -224,16 +225,16 @@ impl ServerHandler for GatewayServer {
             ));
         };
         let manager = &self.shared.manager;
-        let view = match manager.tool_view(&server, &tool).await {
-            Some(_) => Some(
-                request
-                    .arguments
-                    .clone()
-                    .map(Value::Object)
-                    .unwrap_or_default(),
-            ),
-            None => None,
+        let arguments = || {
+            request
+                .arguments
+                .clone()
+                .map(Value::Object)
+                .unwrap_or_default()
         };
+        let view = (self.shared.apps)
+            .pending(&server, &tool, arguments, By::Agent)
+            .await;
         let outcome = self
             .as_agent(&context, |caller| {
                 manager.call_tool(
@@ -245,17 +246,8 @@ impl ServerHandler for GatewayServer {
             })
             .await;
         let passing = &self.shared.passing;
-        if let (Some(input), Ok(reply)) = (view, &outcome) {
-            let (apps, reply, server, tool) = (
-                self.shared.apps.clone(),
-                reply.clone(),
-                server.clone(),
-                tool.clone(),
-            );
-            tokio::spawn(async move {
-                let output = reply.into_value().unwrap_or_default();
-                apps.offer_for_agent(&server, &tool, input, output).await;
-            });
+        if let (Some(view), Ok(reply)) = (view, &outcome) {
+            view.done(reply);
         }
         match outcome {
             Ok(reply) => read_back(

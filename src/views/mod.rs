@@ -18,7 +18,7 @@ use crate::contract::{
     AppSummary, CloseAppParams, OpenAppParams, QuickPickItem, QuickPickParams, QuickPickResult,
     shown,
 };
-use crate::mcp::{Caller, Manager};
+use crate::mcp::{Caller, Manager, Reply};
 use crate::ui::{Headless, Prompter};
 
 pub use host::Reach;
@@ -53,6 +53,25 @@ impl Apps {
 
     fn ui(&self) -> Arc<dyn Prompter> {
         self.manager.ui().unwrap_or_else(|| Arc::new(Headless))
+    }
+
+    /// A call of `tool` on `server` about to be made, if the tool has a view: what opens the
+    /// view once the result is there ([`Pending::done`]). `arguments` are read only then.
+    pub async fn pending(
+        self: &Arc<Self>,
+        server: &str,
+        tool: &str,
+        arguments: impl FnOnce() -> Value,
+        by: By,
+    ) -> Option<Pending> {
+        self.manager.tool_view(server, tool).await?;
+        Some(Pending {
+            apps: self.clone(),
+            server: server.to_string(),
+            tool: tool.to_string(),
+            arguments: arguments(),
+            by,
+        })
     }
 
     /// The view's resource of `tool` on `server`, if the tool has one.
@@ -338,6 +357,49 @@ impl Apps {
             self.close(&view.id, "the view asked to be closed");
         }
         answer.response
+    }
+}
+
+/// Who made a call of a tool that has a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The person in the editor: the view opens.
+    Person,
+    /// An agent through the gateway: as `apps.openForAgents` says.
+    Agent,
+}
+
+/// A call of a tool that has a view, whose result is awaited.
+pub struct Pending {
+    apps: Arc<Apps>,
+    server: String,
+    tool: String,
+    arguments: Value,
+    by: By,
+}
+
+impl Pending {
+    /// The call came back with `reply`: its view opens (or is offered) on a task of its own,
+    /// so the caller's answer does not wait for it.
+    pub fn done(self, reply: &Reply) {
+        let reply = reply.clone();
+        tokio::spawn(async move {
+            let Pending {
+                apps,
+                server,
+                tool,
+                arguments,
+                by,
+            } = self;
+            let result = reply.into_value().unwrap_or_default();
+            match by {
+                By::Person => apps.after_call(&server, &tool, arguments, result).await,
+                By::Agent => {
+                    apps.offer_for_agent(&server, &tool, arguments, result)
+                        .await
+                }
+            }
+        });
     }
 }
 

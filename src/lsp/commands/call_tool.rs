@@ -12,6 +12,7 @@ use super::{Class, Context, Delivery, Handler, Trust, not_asked, to_lsp};
 use crate::contract::{self, CallToolArgs, shown};
 use crate::elicitation::arguments;
 use crate::mcp::{Caller, ProgressFn, ProgressUpdate, Reply, ToolArguments};
+use crate::views::By;
 
 pub struct CallTool;
 
@@ -39,14 +40,14 @@ impl Handler for CallTool {
             None => ToolArguments::Object(ask_arguments(cx, &args.server, &args.tool).await?),
         };
         // A tool with a view (MCP Apps) opens it once the result is there.
+        let input = || match &arguments {
+            ToolArguments::Text(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+            ToolArguments::Object(map) => Value::Object(map.clone()),
+        };
         let view = cx
-            .manager
-            .tool_view(&args.server, &args.tool)
-            .await
-            .map(|_| match &arguments {
-                ToolArguments::Text(text) => serde_json::from_str(text.get()).unwrap_or_default(),
-                ToolArguments::Object(map) => Value::Object(map.clone()),
-            });
+            .apps
+            .pending(&args.server, &args.tool, input, By::Person)
+            .await;
         let caller = Caller {
             progress,
             ..Caller::default()
@@ -59,13 +60,8 @@ impl Handler for CallTool {
             // The sender is dropped with the call; the reporter ends its progress and exits.
             let _ = reporter.await;
         }
-        if let (Some(input), Ok(reply)) = (view, &result) {
-            let (apps, reply) = (cx.apps.clone(), reply.clone());
-            tokio::spawn(async move {
-                let output = reply.into_value().unwrap_or_default();
-                apps.after_call(&args.server, &args.tool, input, output)
-                    .await;
-            });
+        if let (Some(view), Ok(reply)) = (view, &result) {
+            view.done(reply);
         }
         result.map_err(to_lsp)
     }
