@@ -6,15 +6,18 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { peer } from './peers.mjs';
 import { Skip } from './skip.mjs';
-import { pick, quickInput, runCommand, waitEditorText, waitFor, waitQuickInput, waitStatusBar } from './workbench.mjs';
+import { answer, pick, quickInput, runCommand, waitEditorText, waitFor, waitQuickInput, waitStatusBar } from './workbench.mjs';
 
-/** Runs `fn` with the server of `$<jsVar>` added as `server`; skips when the peers lack it. */
-export async function withAppServer(ctx, server, jsVar, fn) {
+/**
+ * Runs `fn` with the server of `$<jsVar>` (and `extraArgs` after `--stdio`) added as `server`;
+ * skips when the peers lack it.
+ */
+export async function withAppServer(ctx, server, jsVar, fn, extraArgs = []) {
   const js = peer(ctx.repo, jsVar);
   if (!js || !existsSync(js)) throw new Skip(`no ${jsVar} (run scripts/install-peers.sh)`);
   const node = peer(ctx.repo, 'MCP_APP_NODE') || process.execPath;
   const servers = ctx.workspace.userSettings['mcpSidecar.servers'];
-  await ctx.setUserSetting('mcpSidecar.servers', { ...servers, [server]: { command: node, args: [js, '--stdio'] } });
+  await ctx.setUserSetting('mcpSidecar.servers', { ...servers, [server]: { command: node, args: [js, '--stdio', ...extraArgs] } });
   try {
     await waitStatusBar(ctx.page, /MCP 3\/3/, { timeout: 30000 });
     await fn();
@@ -26,10 +29,12 @@ export async function withAppServer(ctx, server, jsVar, fn) {
 }
 
 /**
- * Call Tool of a tool without arguments that has a view: checks that its row says so, and returns
- * the result document's text.
+ * Call Tool of a tool that has a view: checks that its row says so, hands the tool step's rows to
+ * `checkTools`, answers the sidecar's argument prompts (`answers`: an argument's name → the text
+ * typed; any other argument keeps its prefilled default), submits, and returns the result
+ * document's text.
  */
-export async function callToolWithView(ctx, server, tool) {
+export async function callToolWithView(ctx, server, tool, { answers = {}, checkTools } = {}) {
   const { page } = ctx;
   await runCommand(page, 'MCP Sidecar: Call Tool');
   await waitQuickInput(page, 'MCP Sidecar: Call Tool (1/2)');
@@ -38,12 +43,23 @@ export async function callToolWithView(ctx, server, tool) {
   const row = tools.rows.find((r) => r.label === tool);
   assert.ok(row, `${tool} is offered: ${JSON.stringify(tools.rows)}`);
   assert.match(row.aria, /has a view/, `the row says the tool has a view: ${row.aria}`);
+  checkTools?.(tools.rows);
   await ctx.screenshot(`app-view-${server}-tool-pick`);
   await pick(page, tool);
-  // No arguments to ask: a review with Submit may come first, depending on the sidecar.
-  return waitFor(`the result of ${tool}, after Submit if the sidecar asks`, async () => {
+  // One input box per argument (its prompt starts with the argument's name), then a review with
+  // Submit; no arguments: a review may still come first, depending on the sidecar.
+  const asked = `${server}: arguments for ${tool}`;
+  let answered = null; // the step last answered: not answered twice while the next one comes
+  return waitFor(`the result of ${tool}, after its arguments and Submit`, async () => {
     const q = await quickInput(page);
-    if (q?.rows.some((r) => r.label === 'Submit')) await pick(page, 'Submit');
+    if (q?.rows.some((r) => r.label === 'Submit')) {
+      await pick(page, 'Submit');
+    } else if (q?.title.startsWith(`${asked} (`) && `${q.title}|${q.message}` !== answered) {
+      const name = Object.keys(answers).find((n) => q.message.startsWith(`${n} `) || q.message === n);
+      answered = `${q.title}|${q.message}`;
+      if (name === undefined) await page.keyboard.press('Enter');
+      else await answer(page, answers[name]);
+    }
     return waitEditorText(page, new RegExp(`# ${server}: ${tool}`), { timeout: 500 }).catch(() => null);
   }, { timeout: 30000 });
 }
