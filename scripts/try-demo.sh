@@ -7,15 +7,17 @@
 #   scripts/try-demo.sh --log      the same, then the sidecar's log
 # MCP_SIDECAR_BIN=/path/to/mcp-sidecar skips the build and uses that binary.
 set -euo pipefail
+BIN="${MCP_SIDECAR_BIN:+$(realpath -- "$MCP_SIDECAR_BIN")}" # before the cd: relative to the caller
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-BIN="${MCP_SIDECAR_BIN:-}"
 if [[ -z "$BIN" ]]; then
   echo "building the sidecar (cargo build --release; the first build takes a few minutes)..." >&2
   start=$SECONDS
   # cargo's own progress on stderr: a line per crate, a bar on a terminal.
   cargo build --release
-  BIN="${CARGO_TARGET_DIR:-target}/release/mcp-sidecar"
+  target="${CARGO_TARGET_DIR:-target}"
+  [[ "$target" == /* ]] || target="$PWD/$target"
+  BIN="$target/release/mcp-sidecar"
   echo "built $BIN in $((SECONDS - start))s" >&2
 fi
 [[ -x "$BIN" ]] || { echo "try-demo: $BIN is not an executable" >&2; exit 1; }
