@@ -27,6 +27,7 @@ mod oauth;
 mod openai_provider;
 mod panics;
 mod properties;
+mod readme_tiers;
 mod resources;
 mod sampling;
 mod workspace_config;

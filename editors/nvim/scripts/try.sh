@@ -4,15 +4,26 @@
 # fixtures/nvim-workspace with this plugin and the built-in demo server configured.
 #   editors/nvim/scripts/try.sh            an interactive session; start with :Mcp call
 #   editors/nvim/scripts/try.sh --smoke    the same setup headless: calls demo add, prints, exits
+# MCP_SIDECAR_BIN=/path/to/mcp-sidecar skips the build and uses that binary; NVIM picks the Neovim.
 # Your own Neovim config is not loaded (nvim --clean); the settings are in the generated init.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 WORKSPACE="$ROOT/fixtures/nvim-workspace"
 
-echo "building the sidecar (cargo build --release)..." >&2
-(cd "$ROOT" && cargo build --release --quiet)
-BIN="$ROOT/target/release/mcp-sidecar"
+BIN="${MCP_SIDECAR_BIN:-}"
+if [[ -z "$BIN" ]]; then
+  echo "building the sidecar (cargo build --release; the first build takes a few minutes)..." >&2
+  start=$SECONDS
+  # cargo's own progress on stderr: a line per crate, a bar on a terminal.
+  (cd "$ROOT" && cargo build --release)
+  target="${CARGO_TARGET_DIR:-target}"
+  [[ "$target" == /* ]] || target="$ROOT/$target"
+  BIN="$target/release/mcp-sidecar"
+  echo "built $BIN in $((SECONDS - start))s" >&2
+fi
+[[ -x "$BIN" ]] || { echo "try.sh: $BIN is not an executable" >&2; exit 1; }
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")" # the session runs in the workspace
 
 nvim_ok() { # nvim 0.11 or newer?
   local v
