@@ -102,6 +102,9 @@ pub async fn run_stdio(era: Era) -> anyhow::Result<()> {
     let _already_installed = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        // The sidecar that runs it puts its own time, level and server name before each line.
+        .without_time()
+        .with_target(false)
         .with_env_filter(filter)
         .try_init();
     serve(crate::lsp::process_stdio(), era).await

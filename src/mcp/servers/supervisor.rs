@@ -405,7 +405,7 @@ async fn run_connected(
         mut process,
     } = started;
     let up_since = Instant::now();
-    tracing::info!(server = %slot.name, pid = ?process.as_ref().and_then(|p| p.pid()), version = %connection.protocol_version, "server running");
+    tracing::info!(server = %slot.name, pid = process.as_ref().and_then(|p| p.pid()), version = %connection.protocol_version, "server running");
     slot.set(ServerState::Running, None, Some(connection.clone()));
     guard::inject(|| format!("supervisor:{}", slot.name));
     prefetch_tools(slot.clone(), connection.clone());
