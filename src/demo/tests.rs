@@ -358,7 +358,9 @@ async fn tools_are_listed_with_titles_descriptions_and_object_schemas() {
                     "list_roots",
                     "count_down",
                     "add",
-                    "echo"
+                    "echo",
+                    "clock",
+                    "clock_tick"
                 ]
             );
             for tool in &tools {
@@ -897,7 +899,7 @@ async fn refusals_keep_the_connection_open() {
     assert_eq!(reply["result"]["serverInfo"]["name"], "mcp-sidecar-demo");
     assert_eq!(
         reply["result"]["capabilities"],
-        json!({"logging": {}, "tools": {}})
+        json!({"logging": {}, "resources": {}, "tools": {}})
     );
 
     let mut modern = RawClient::start(Era::Modern);
@@ -907,7 +909,7 @@ async fn refusals_keep_the_connection_open() {
     assert_eq!(reply["result"]["supportedVersions"], json!(["2026-07-28"]));
     assert_eq!(
         reply["result"]["capabilities"],
-        json!({"logging": {}, "tools": {}})
+        json!({"logging": {}, "resources": {}, "tools": {}})
     );
     let server_info = &reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
     assert_eq!(server_info["name"], "mcp-sidecar-demo");

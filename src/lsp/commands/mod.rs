@@ -410,7 +410,7 @@ mod tests {
         // An argument every command reads.
         let arg = serde_json::json!({"server": "x", "tool": "t", "uri": "u", "name": "n",
             "ref": {"type": "ref/prompt", "name": "n"}, "argument": {"name": "a", "value": ""},
-            "uriTemplate": "u{?q}"});
+            "uriTemplate": "u{?q}", "view": "v1", "message": {}});
         for entry in HANDLERS {
             // It writes the sampling log under the state directory.
             if entry.name == crate::contract::CMD_OPEN_SAMPLING_LOG {
