@@ -12,12 +12,10 @@
 # The watched paths, one a line (each once).
 watched_paths() {
   {
-    echo "$HOME/.config/mcp-sidecar"
-    echo "$HOME/.local/state/mcp-sidecar"
-    echo "$HOME/.local/state/nvim/mcp-sidecar.log"
-    [ -z "${XDG_CONFIG_HOME:-}" ] || echo "$XDG_CONFIG_HOME/mcp-sidecar"
-    [ -z "${XDG_STATE_HOME:-}" ] || echo "$XDG_STATE_HOME/mcp-sidecar" "$XDG_STATE_HOME/nvim/mcp-sidecar.log"
-  } | tr ' ' '\n' | awk '!seen[$0]++'
+    printf '%s\n' "$HOME/.config/mcp-sidecar" "$HOME/.local/state/mcp-sidecar" "$HOME/.local/state/nvim/mcp-sidecar.log"
+    [ -z "${XDG_CONFIG_HOME:-}" ] || printf '%s\n' "$XDG_CONFIG_HOME/mcp-sidecar"
+    [ -z "${XDG_STATE_HOME:-}" ] || printf '%s\n' "$XDG_STATE_HOME/mcp-sidecar" "$XDG_STATE_HOME/nvim/mcp-sidecar.log"
+  } | awk '!seen[$0]++'
 }
 
 # Every file under the watched paths with its type, size and modification time; "absent" for a
@@ -44,6 +42,9 @@ proc_stat_field() {
   echo "$1"
 }
 
+# Now, in clock ticks since boot as /proc/PID/stat's start times count them (awk's own start).
+clock_tick() { awk '{ print $22 }' /proc/self/stat; }
+
 # Whether process $1 is this script or one of its descendants (the check's own commands).
 is_ours_running() {
   local pid=$1 n=0
@@ -56,13 +57,13 @@ is_ours_running() {
 }
 
 # The pids (one a line) of the tier's processes still running: marker $1 in the environment, or
-# started at or after clock tick $2 with checkout $3 on the command line and no terminal.
+# started at or after clock tick $2 with checkout $3 (unless "") on the command line and no terminal.
 tier_survivors() {
   local marker=$1 since=$2 root=$3 file pid start tty
   local -a found=()
   mapfile -t found < <(
     grep -lsxzF "$marker" /proc/[0-9]*/environ | sed 's|^/proc/\([0-9]*\)/environ$|\1 marked|'
-    grep -lszF "$root/" /proc/[0-9]*/cmdline | sed 's|^/proc/\([0-9]*\)/cmdline$|\1 path|'
+    [ -z "$root" ] || grep -lszF "$root/" /proc/[0-9]*/cmdline | sed 's|^/proc/\([0-9]*\)/cmdline$|\1 path|'
   )
   for file in "${found[@]}"; do
     pid=${file% *}
@@ -100,8 +101,7 @@ run_tier() {
   local name=$1 budget=$2 command=$3 root before after since pid rc=0
   root=$(pwd -P)
   before=$(home_snapshot)
-  # Now, in clock ticks since boot (as /proc/PID/stat's start times): a tick at or before the tier's start.
-  since=$(awk '{ print $22 }' /proc/self/stat)
+  since=$(clock_tick)
   local marker="MCP_SIDECAR_TEST_TIER=$name.$$.$RANDOM$RANDOM"
   # In the background with `wait`, so that an interrupt of this script reaches the tier too
   # (timeout puts it in a process group of its own, which the terminal's ^C does not reach).
@@ -123,16 +123,26 @@ run_tier() {
   return $rc
 }
 
-# Names and stops the processes tier $1 left running; fails when there were any.
-tier_cleanup() {
-  local name=$1 marker=$2 since=$3 root=$4 pid
+# Names (a line "  PID: command line" each) and stops the processes left running by what ran with
+# marker $1 since clock tick $2 (see tier_survivors; checkout $3, or "" to go by the marker only).
+# Fails when there were any.
+stop_leftovers() {
+  local pid
   local -a survivors=()
-  mapfile -t survivors < <(tier_survivors "$marker" "$since" "$root")
+  mapfile -t survivors < <(tier_survivors "$@")
   [ ${#survivors[@]} -gt 0 ] || return 0
-  echo "=== tier $name left ${#survivors[@]} process(es) running (stopping them):" >&2
   for pid in "${survivors[@]}"; do
-    echo "  $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-300)" >&2
+    echo "  $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-300)"
   done
   stop_processes "${survivors[@]}"
+  return 1
+}
+
+# Names and stops the processes tier $1 left running; fails when there were any.
+tier_cleanup() {
+  local name=$1 left
+  left=$(stop_leftovers "$2" "$3" "$4") && return 0
+  echo "=== tier $name left processes running (stopped now):" >&2
+  echo "$left" >&2
   return 1
 }
