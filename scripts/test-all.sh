@@ -49,6 +49,8 @@ lint() {
   # The views' host bundle (src/apps/assets/host.js) is what its pinned sources build, and
   # host.ts type-checks.
   editors/apps/build.sh --check
+  # The checks every tier ends with (scripts/lib/tier-checks.sh), on fake tiers.
+  scripts/lib/tier-checks-test.sh
 }
 
 unit() {

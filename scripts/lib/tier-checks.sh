@@ -116,7 +116,7 @@ run_tier() {
   tier_cleanup "$name" "$marker" "$since" "$root" || rc=1
   after=$(home_snapshot)
   if [ "$before" != "$after" ]; then
-    echo "=== tier $name wrote to the person's own directories (tests must use temporary HOME/XDG dirs):" >&2
+    echo "=== tier $name wrote to the person's own directories (tests must use temporary HOME/XDG dirs; or an editor of yours wrote there meanwhile):" >&2
     diff <(echo "$before") <(echo "$after") | sed -n 's/^</  before: /p; s/^>/  after:  /p' >&2
     rc=1
   fi
@@ -127,15 +127,19 @@ run_tier() {
 # marker $1 since clock tick $2 (see tier_survivors; checkout $3, or "" to go by the marker only).
 # Fails when there were any.
 stop_leftovers() {
-  local pid
+  local pid pass rc=0
   local -a survivors=()
-  mapfile -t survivors < <(tier_survivors "$@")
-  [ ${#survivors[@]} -gt 0 ] || return 0
-  for pid in "${survivors[@]}"; do
-    echo "  $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-300)"
+  # Two passes: a process in the middle of an exec shows no command line or environment for a moment.
+  for pass in 1 2; do
+    mapfile -t survivors < <(tier_survivors "$@")
+    [ ${#survivors[@]} -gt 0 ] || continue
+    for pid in "${survivors[@]}"; do
+      echo "  $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-300)"
+    done
+    stop_processes "${survivors[@]}"
+    rc=1
   done
-  stop_processes "${survivors[@]}"
-  return 1
+  return $rc
 }
 
 # Names and stops the processes tier $1 left running; fails when there were any.
