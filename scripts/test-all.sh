@@ -11,12 +11,16 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Two cores: keep test threads modest so timing-sensitive tests are not starved.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
 
+# shellcheck source=scripts/lib/tier-checks.sh
+. scripts/lib/tier-checks.sh
+
 tier() { # name, budget in seconds, command...
   local name=$1 budget=$2; shift 2
   local start=$SECONDS
   echo "=== tier $name (budget ${budget}s)"
-  # -e: a tier fails on its first failing command, not only on its last one.
-  if ! timeout --kill-after=10 "$budget" bash -eo pipefail -c "$*"; then
+  # The command, then the checks: nothing written to the person's own sidecar directories, no
+  # process of the tier left running (scripts/lib/tier-checks.sh).
+  if ! run_tier "$name" "$budget" "$*"; then
     echo "=== tier $name FAILED after $((SECONDS - start))s" >&2
     exit 1
   fi
@@ -45,6 +49,8 @@ lint() {
   # The views' host bundle (src/apps/assets/host.js) is what its pinned sources build, and
   # host.ts type-checks.
   editors/apps/build.sh --check
+  # The checks every tier ends with (scripts/lib/tier-checks.sh), on fake tiers.
+  scripts/lib/tier-checks-test.sh
 }
 
 unit() {

@@ -358,6 +358,33 @@ function T.call_structured(server, tool, arguments)
   return result.structuredContent
 end
 
+-- Processes -----------------------------------------------------------------------------------------
+
+--- The processes started with T.spawn, stopped when the spec file ends.
+local spawned = {}
+
+--- Stops what T.spawn started and is still running: SIGTERM, then SIGKILL after 3 s.
+local function stop_spawned()
+  for _, proc in ipairs(spawned) do
+    if not proc:is_closing() then
+      pcall(proc.kill, proc, 'sigterm')
+      proc:wait(3000) -- SIGKILL when it has not exited by then
+    end
+  end
+  spawned = {}
+end
+
+-- Also when the file ends early (a failure while loading, :cquit).
+vim.api.nvim_create_autocmd('VimLeavePre', { callback = stop_spawned })
+
+--- vim.system for a process that outlives a case (a server fixture): it is stopped when the spec
+--- file ends (T.teardown, or Neovim exiting), so that no test leaves it running.
+function T.spawn(cmd, opts, on_exit)
+  local proc = vim.system(cmd, opts, on_exit)
+  table.insert(spawned, proc)
+  return proc
+end
+
 -- Between cases -------------------------------------------------------------------------------------
 
 function T.after_each()
@@ -391,6 +418,7 @@ function T.teardown()
   vim.wait(3000, function()
     return #vim.lsp.get_clients({ name = 'mcp_sidecar' }) == 0
   end, 20)
+  stop_spawned()
 end
 
 return T

@@ -37,6 +37,10 @@ if [[ ( -z "${MCP_PYTHON:-}" || -z "${MCP_EVERYTHING_JS:-}" || -z "${MCP_PEERS_N
 fi
 echo "nvim: $("$NVIM" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 
+# stop_leftovers: after each spec, the processes it left running (its marker in their environment).
+# shellcheck source=scripts/lib/tier-checks.sh
+. "$ROOT/scripts/lib/tier-checks.sh"
+
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcp-nvim-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -68,10 +72,10 @@ for spec in "$HERE"/spec/*_spec.lua; do
   fi
   dir="$WORK/$name"
   mkdir -p "$dir/config" "$dir/state" "$dir/data" "$dir/cache"
-  spec_start=$SECONDS
+  spec_start=$SECONDS since=$(clock_tick) marker="MCP_NVIM_TEST_SPEC=$name.$$"
   # A private HOME and XDG dirs: no personal mcp.json, logs and state stay in $dir.
   HOME="$dir" XDG_CONFIG_HOME="$dir/config" XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" \
-    XDG_CACHE_HOME="$dir/cache" MCP_TEST_SPEC="$spec" MCP_TEST_RESULTS="$dir/results" \
+    XDG_CACHE_HOME="$dir/cache" MCP_TEST_SPEC="$spec" MCP_TEST_RESULTS="$dir/results" MCP_NVIM_TEST_SPEC="${marker#*=}" \
     timeout --kill-after=5 "${SPEC_TIMEOUT:-90}" \
     "$NVIM" --clean --headless -c "luafile $HERE/harness.lua" </dev/null >"$dir/output" 2>&1
   code=$?
@@ -80,6 +84,12 @@ for spec in "$HERE"/spec/*_spec.lua; do
   p=$(grep -c '^PASS ' "$dir/results" 2>/dev/null); p=${p:-0}
   f=$(grep -c '^FAIL ' "$dir/results" 2>/dev/null); f=${f:-0}
   s=$(grep -c '^SKIP ' "$dir/results" 2>/dev/null); s=${s:-0}
+  # Nothing the spec started outlives its Neovim.
+  if ! left=$(stop_leftovers "$marker" "$since" ""); then
+    f=$((f + 1))
+    echo "  FAIL $name: left processes running after Neovim exited (stopped now):"
+    echo "$left" | sed 's/^/  /'
+  fi
   if [[ $code -ne 0 && $f -eq 0 ]]; then
     f=1
     echo "  FAIL $name: Neovim exited with $code (timeout or crash) after $p passed case(s)"

@@ -1,5 +1,7 @@
-// `npm run package [-- --target <target>]`: a platform-specific VSIX with the sidecar inside, at
-// dist/mcp-sidecar-<target>.vsix (target: this machine's, e.g. linux-x64, unless given).
+// `npm run package [-- --target <target>] [-- --out <file>]`: a platform-specific VSIX with the
+// sidecar inside, at dist/mcp-sidecar-<target>.vsix (target: this machine's, e.g. linux-x64, unless
+// given) or at <file> (test/run.sh puts its test build, with a debug binary, under target/, so that
+// dist/ only ever holds what this command builds for people to install).
 //
 // The binary is $MCP_SIDECAR_BIN, else the release build ../../target/release/mcp-sidecar[.exe]
 // (`cargo build --release`); for another target, build the sidecar for it and name it in
@@ -22,9 +24,15 @@ function fail(message) {
 }
 
 const args = process.argv.slice(2);
-const at = args.indexOf('--target');
-const target = at >= 0 ? args[at + 1] : hostTarget();
+function option(name) {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  if (!args[at + 1] || args[at + 1].startsWith('--')) fail(`${name} needs a value`);
+  return args[at + 1];
+}
+const target = option('--target') ?? hostTarget();
 if (!TARGETS.includes(target)) fail(`unknown target "${target}"; one of: ${TARGETS.join(', ')}`);
+const outOption = option('--out');
 const windows = target.startsWith('win32-');
 const name = windows ? 'mcp-sidecar.exe' : 'mcp-sidecar';
 
@@ -48,7 +56,7 @@ if (target === hostTarget()) {
 }
 
 const server = join(ext, 'server');
-const out = vsixPath(target);
+const out = outOption ? resolve(outOption) : vsixPath(target);
 rmSync(server, { recursive: true, force: true });
 mkdirSync(server, { recursive: true });
 mkdirSync(dirname(out), { recursive: true });
@@ -64,4 +72,5 @@ try {
 } finally {
   rmSync(server, { recursive: true, force: true });
 }
-console.log(`${relative(process.cwd(), out)}: ${target}, sidecar from ${binary} (${(statSync(out).size / 1048576).toFixed(1)} MiB)`);
+const shown = relative(process.cwd(), out).startsWith('..') ? out : relative(process.cwd(), out);
+console.log(`${shown}: ${target}, sidecar from ${binary} (${(statSync(out).size / 1048576).toFixed(1)} MiB)`);

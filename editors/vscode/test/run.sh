@@ -86,11 +86,20 @@ counted unit npm run -s test:unit
 # The VSIX for this machine carries MCP_SIDECAR_BIN (npm run package takes it instead of the
 # release build): the e2e run installs it with no mcpSidecar.binaryPath, so the extension starts
 # the binary it carries, a debug build by default here (fine for the tests; releases bundle
-# target/release/mcp-sidecar).
-VSIX="$EXT/dist/mcp-sidecar-$(node scripts/target.mjs).vsix"
+# target/release/mcp-sidecar). It is written under target/, never as dist/mcp-sidecar-<target>.vsix,
+# the release package the README tells people to install.
+VSIX="${CARGO_TARGET_DIR:-$ROOT/target}/vscode-test/mcp-sidecar-$(node scripts/target.mjs).vsix"
 export VSIX
+RELEASE_VSIX="$EXT/dist/mcp-sidecar-$(node scripts/target.mjs).vsix"
+release_vsix() { stat -c '%s bytes, modified %y' "$RELEASE_VSIX" 2>/dev/null || echo absent; }
+release_before=$(release_vsix)
+release_untouched() {
+  [ "$release_before" = "$(release_vsix)" ] && return
+  echo "the test run wrote $RELEASE_VSIX (before: $release_before; after: $(release_vsix)); its VSIX belongs at $VSIX"
+  return 1
+}
 rm -f "$VSIX"
-check package npm run -s package
+check package npm run -s package -- --out "$VSIX"
 check package-test-lm npm run -s package:test-lm
 if [ -f "$VSIX" ] && [ -x "$MCP_SIDECAR_BIN" ]; then
   counted e2e node test/e2e/run.mjs
@@ -98,4 +107,5 @@ else
   failed=$((failed + 1))
   say "FAIL e2e: no VSIX or no sidecar binary to test"
 fi
+check release-vsix-untouched release_untouched
 finish

@@ -18,7 +18,7 @@ local function start_fixture()
   T.ok(vim.uv.fs_stat(script), script .. ' is missing')
   local out = ''
   fixture.stderr = {}
-  fixture.proc = vim.system({ python, script, '--port', '0' }, {
+  fixture.proc = T.spawn({ python, script, '--port', '0' }, {
     stdout = function(_, data)
       out = out .. (data or '')
     end,
