@@ -270,6 +270,16 @@ async fn a_full_form_with_back_invalid_then_valid_skip_and_review() {
             .contains("Pick at most 2")
     );
     assert_eq!(shown[13]["params"]["items"][0]["label"], "Submit");
+    // The review shows each choice as its picker did: the title, not the value.
+    let review = |label: &str| {
+        let items = shown[15]["params"]["items"].as_array().unwrap();
+        let item = items.iter().find(|i| i["label"] == label).unwrap();
+        item["description"].as_str().unwrap().to_string()
+    };
+    assert_eq!(review("Change cabin"), "Business");
+    assert_eq!(review("Change insurance"), "No insurance");
+    assert_eq!(review("Change extras"), "lounge, bag");
+    assert_eq!(review("Change window_seat"), "No");
 }
 
 #[tokio::test]
