@@ -381,6 +381,7 @@ async fn ask(
                         step,
                         total_steps: Some(n),
                         can_go_back,
+                        can_skip: !field.required,
                         ..Default::default()
                     })
                     .await;
@@ -402,6 +403,9 @@ async fn ask(
                         }
                     }
                     Some(QuickPickResult::Back { .. }) if can_go_back => return Step::Back,
+                    Some(QuickPickResult::Skip { .. }) if !field.required => {
+                        return Step::Answer(None);
+                    }
                     _ => return Step::Cancel,
                 }
             }

@@ -283,6 +283,30 @@ async fn a_full_form_with_back_invalid_then_valid_skip_and_review() {
 }
 
 #[tokio::test]
+async fn an_optional_multi_select_can_be_skipped_a_required_one_cannot() {
+    let schema = json!({"type": "object", "properties": {
+        "extras": {"type": "array", "items": {"type": "string", "enum": ["lounge", "wifi"]}},
+        "seats": {"type": "array", "items": {"type": "string", "enum": ["1A", "1B"]}}},
+        "required": ["seats"]});
+    let (outcome, script) = run_form(
+        schema,
+        vec![
+            json!({"skip": true}),
+            json!({"selected": [1]}),
+            json!({"selected": [0]}),
+        ],
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        Outcome::Accept(json!({"seats": ["1B"]}).as_object().cloned())
+    );
+    let shown = script.shown();
+    assert_eq!(shown[0]["params"]["canSkip"], true, "optional: {shown:#?}");
+    assert_eq!(shown[1]["params"]["canSkip"], Value::Null, "required");
+}
+
+#[tokio::test]
 async fn decline_and_cancel_are_kept_apart() {
     let schema =
         json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
