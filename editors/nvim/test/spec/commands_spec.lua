@@ -139,7 +139,7 @@ T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.se
   T.contains(T.lines(buf), 'hi there')
   -- One running server: it is taken without asking; then the tool is picked.
   T.contains(selects[1].opts.prompt, 'Call which tool of demo?')
-  T.contains(selects[1].lines, 'add — Returns a + b. Needs nothing from the client.')
+  T.contains(selects[1].lines, 'add — Adds a and b.')
 end)
 
 T.test(':Mcp call answered through the default vim.ui.input and vim.ui.select with typed keys', function()
