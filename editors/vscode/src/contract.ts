@@ -118,11 +118,11 @@ export interface QuickPickParams {
   step?: number;
   totalSteps?: number;
   canGoBack?: boolean;
-  /** With canPickMany: an optional field (confirming nothing leaves it empty, as skip does). */
+  /** With canPickMany: an optional field. This editor skips it by confirming nothing checked. */
   canSkip?: boolean;
 }
 
-export type QuickPickResult = { selected: number[] } | { back: true } | { skip: true } | null;
+export type QuickPickResult = { selected: number[] } | { back: true } | null;
 
 export type DraftKind = 'samplingRequest' | 'samplingResponse' | 'form' | 'toolArguments';
 
