@@ -132,6 +132,23 @@ T.test(":Mcp call: the review offers the person's choices, and Cancel there make
   T.not_contains(review, 'tell demo no')
 end)
 
+T.test(":Mcp call: the call's progress shows in status() while it runs, and goes when it ends", function()
+  T.eq('MCP 1/1', require('mcp_sidecar').status())
+  local seen = {}
+  vim.cmd('Mcp call demo count_down {"steps": 3, "delayMs": 200}')
+  T.wait(function()
+    local status = require('mcp_sidecar').status()
+    if status:find('left', 1, true) then
+      seen[status] = true
+    end
+    return T.find_buf('^mcp://result/demo/count_down/') ~= nil
+  end, 'the count_down result', 15000)
+  T.ok(seen['MCP 1/1 · demo: count_down 2 left (33%)'], vim.inspect(seen))
+  T.wait(function()
+    return require('mcp_sidecar').status() == 'MCP 1/1'
+  end, 'the progress to end')
+end)
+
 T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.select)', function()
   local _, selects = argument_steps({ text = 'hi there', ['@select'] = 'echo' })
   vim.cmd('Mcp call')
