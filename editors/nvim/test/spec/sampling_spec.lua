@@ -222,7 +222,7 @@ for _, era in ipairs(ERAS) do
     T.eq(true, entry.answerEdited)
   end)
 
-  T.test(tag .. 'an answer typed on the empty answer draft\'s last line goes out as typed', function()
+  T.test(tag .. "an answer typed on the empty answer draft's last line goes out as typed", function()
     vim.cmd('Mcp call ' .. s .. ' analyze_flights')
     local request = wait_draft(s, 'samplingRequest')
     vim.cmd('write')
