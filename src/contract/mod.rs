@@ -202,6 +202,9 @@ pub struct QuickPickParams {
     pub total_steps: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub can_go_back: bool,
+    /// With `can_pick_many`: the field is optional, and `{"skip": true}` leaves it empty.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub can_skip: bool,
 }
 
 /// `mcp-sidecar/quickPick` result; `null` (dismissed) is `None` around it.
@@ -210,14 +213,15 @@ pub struct QuickPickParams {
 pub enum QuickPickResult {
     Selected { selected: Vec<usize> },
     Back { back: bool },
+    Skip { skip: bool },
 }
 
 impl QuickPickResult {
-    /// The first chosen item's index (`None` for Back or nothing chosen).
+    /// The first chosen item's index (`None` for Back, Skip or nothing chosen).
     pub fn first(&self) -> Option<usize> {
         match self {
             QuickPickResult::Selected { selected } => selected.first().copied(),
-            QuickPickResult::Back { .. } => None,
+            QuickPickResult::Back { .. } | QuickPickResult::Skip { .. } => None,
         }
     }
 }

@@ -368,6 +368,21 @@ async fn tools_are_listed_with_titles_descriptions_and_object_schemas() {
                     tool.title.is_some() && tool.description.is_some(),
                     "{tool:?}"
                 );
+                // Said as a person sees it, not in the protocol's words.
+                let description = tool.description.as_deref().unwrap_or_default();
+                for jargon in [
+                    "elicitation",
+                    "sampling",
+                    "roots/",
+                    "notification",
+                    "client",
+                ] {
+                    assert!(
+                        !description.contains(jargon),
+                        "{}: {description}",
+                        tool.name
+                    );
+                }
                 assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             }
             let list_roots = tools.iter().find(|tool| tool.name == "list_roots").unwrap();

@@ -32,8 +32,8 @@ pub(super) fn list() -> Vec<Tool> {
         tool(
             "book_trip",
             "Book a trip",
-            "Books a trip after the traveller confirms their details in a form \
-             (form-mode elicitation covering every field kind).",
+            "Books a trip once you confirm your details in a form the editor shows, one \
+             question at a time: text, email, numbers, yes/no, one choice and several.",
             object!({"type": "object", "properties": {
                 "destination": {"type": "string", "description": "Where to travel, e.g. Lisbon"}
             }}),
@@ -41,26 +41,29 @@ pub(super) fn list() -> Vec<Tool> {
         tool(
             "login",
             "Sign in",
-            "Signs in to Example Travel through the browser (URL-mode elicitation).",
+            "Signs in to Example Travel: the editor asks before it opens the sign-in page in \
+             your browser.",
             object!({"type": "object", "properties": {}}),
         ),
         tool(
             "analyze_flights",
             "Analyze flights",
-            "Asks the client's language model which of ten flights is the best value (sampling).",
+            "Picks the best-value flight of ten with a model's help: you read and may edit the \
+             question before it goes to the model, and the answer before it comes back.",
             object!({"type": "object", "properties": {}}),
         ),
         tool(
             "list_roots",
             "Report roots",
-            "Reports the client's roots and how many roots/list_changed notifications arrived.",
+            "Shows the folders the editor shares with this server, and how many times that \
+             list changed.",
             object!({"type": "object", "properties": {}}),
         ),
         tool(
             "count_down",
             "Count down",
-            "Counts down from steps to zero, pausing between steps, with a progress notification \
-             and a log message for each step. Needs nothing from the client.",
+            "Counts down from steps to zero, pausing between steps; the editor shows how far it \
+             got and a log line for each step.",
             object!({"type": "object", "properties": {
                 "steps": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
                           "description": "How many steps"},
@@ -71,7 +74,7 @@ pub(super) fn list() -> Vec<Tool> {
         tool(
             "add",
             "Add two numbers",
-            "Returns a + b. Needs nothing from the client.",
+            "Adds a and b.",
             object!({"type": "object", "properties": {
                 "a": {"type": "number", "description": "First addend"},
                 "b": {"type": "number", "description": "Second addend"}
@@ -80,7 +83,7 @@ pub(super) fn list() -> Vec<Tool> {
         tool(
             "echo",
             "Echo",
-            "Returns the text unchanged. Needs nothing from the client.",
+            "Sends your text back unchanged.",
             object!({"type": "object", "properties": {
                 "text": {"type": "string", "description": "Text to send back"}
             }, "required": ["text"]}),
@@ -88,7 +91,7 @@ pub(super) fn list() -> Vec<Tool> {
         tool(
             "clock",
             "Clock",
-            "Shows the time in a view (MCP Apps) whose button asks again.",
+            "Shows the time on a small page of its own, with a button that asks again.",
             object!({"type": "object", "properties": {}}),
         )
         .with_meta(rmcp::model::MetaObject(

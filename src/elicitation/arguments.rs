@@ -12,7 +12,7 @@ pub use flow::{Suggest, TYPE_LABEL};
 /// Why no arguments came back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NoArguments {
-    /// The person said no (Decline, Reject).
+    /// The person said no (a draft's Reject).
     Declined,
     /// The person dismissed the prompt.
     Cancelled,
@@ -37,6 +37,7 @@ pub async fn ask(
             server,
             title: crate::ui::title(ui, server, &message),
             suggest: None,
+            review: flow::Review::OwnCall(format!("Call {tool}")),
         };
         return match flow::run(ui, &cx, &form, schema).await {
             Outcome::Accept(content) => Ok(content.unwrap_or_default()),
@@ -102,6 +103,7 @@ pub async fn ask_prompt(
         server,
         title: crate::ui::title(ui, server, &message),
         suggest,
+        review: flow::Review::OwnCall(format!("Get prompt {prompt}")),
     };
     match flow::run(ui, &cx, &form, &schema).await {
         Outcome::Accept(content) => {
@@ -299,14 +301,56 @@ mod tests {
                 .await
                 .is_ok()
         );
-        // Escape is cancel; the review's Decline is decline.
+        // Escape is cancel, and so is the review's Cancel: the person's own request has nobody
+        // to decline.
         let ui = Script::new(vec![Value::Null]);
         let given = Some(Map::new());
         let got = ask_prompt(&ui, "srv", "greet", &greet(), given.clone(), None).await;
         assert_eq!(got, Err(NoArguments::Cancelled));
         let ui = Script::new(vec![json!({"value": "Ann"}), json!({"selected": [2]})]);
         let got = ask_prompt(&ui, "srv", "greet", &greet(), given, None).await;
-        assert_eq!(got, Err(NoArguments::Declined));
+        assert_eq!(got, Err(NoArguments::Cancelled));
+        assert_eq!(
+            labels_of(&ui.shown()[1]),
+            ["Get prompt greet", "Change name", "Cancel"]
+        );
+    }
+
+    fn labels_of(shown: &Value) -> Vec<String> {
+        shown["params"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_persons_own_call_is_reviewed_with_the_persons_choices() {
+        let schema = json!({"type": "object", "properties": {
+            "cabin": {"type": "string", "oneOf": [
+                {"const": "premium", "title": "Premium economy"},
+                {"const": "first", "title": "First"}]}},
+            "required": ["cabin"]});
+        let ui = Script::new(vec![json!({"selected": [0]}), json!({"selected": [0]})]);
+        let got = ask(&ui, "demo", "book", &schema).await.unwrap();
+        assert_eq!(got["cabin"], "premium");
+        let review = &ui.shown()[1];
+        assert_eq!(
+            labels_of(review),
+            ["Call book", "Change cabin", "Cancel"],
+            "no Decline telling demo no: {review}"
+        );
+        assert_eq!(
+            review["params"]["items"][1]["description"],
+            "Premium economy"
+        );
+        // Cancel on the review: no call, nothing declined.
+        let ui = Script::new(vec![json!({"selected": [1]}), json!({"selected": [2]})]);
+        assert_eq!(
+            ask(&ui, "demo", "book", &schema).await,
+            Err(NoArguments::Cancelled)
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The form flow: one step per field in schema order (`step i of n`, Back, defaults prefilled,
 //! optional fields skippable, invalid input re-asked with the typed text kept), then a review
-//! (Submit / change a field / Decline / Cancel). Escape anywhere is "cancel"; only the explicit
-//! Decline item is "decline".
+//! (Submit / change a field / Decline / Cancel; for the person's own call, its go-ahead / change a
+//! field / Cancel). Escape anywhere is "cancel"; only the explicit Decline item is "decline".
 
 use serde_json::{Map, Value};
 
@@ -21,6 +21,16 @@ pub struct Context<'a> {
     pub title: String,
     /// Where a text field's suggestions come from (a prompt's `completion/complete`), if any.
     pub suggest: Option<&'a dyn Suggest>,
+    pub review: Review,
+}
+
+/// Whose form the review closes, and so what its choices are.
+pub enum Review {
+    /// A server's question: Submit, or Decline (the server is told no), or Cancel.
+    Answer,
+    /// The arguments of the person's own call: the go-ahead (its label, "Call add") or Cancel;
+    /// nobody is told no.
+    OwnCall(String),
 }
 
 /// Suggested values for a text field, given the answers so far (by field name). Shown as a
@@ -110,7 +120,10 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
             .zip(&answers)
             .filter_map(|(f, a)| a.clone().map(|v| (f.name.clone(), v)))
             .collect();
-        let mut items = vec![QuickPickItem::new("Submit").with_description("send these answers")];
+        let mut items = vec![match &cx.review {
+            Review::Answer => QuickPickItem::new("Submit").with_description("send these answers"),
+            Review::OwnCall(go) => QuickPickItem::new(go).with_description("with these arguments"),
+        }];
         for (field, answer) in form.fields.iter().zip(&answers) {
             items.push(
                 QuickPickItem::new(format!("Change {}", field.label())).with_description(
@@ -118,14 +131,23 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                         None => "(empty)".into(),
                         // A secret never shows on the review screen.
                         Some(_) if looks_secret(field) => "••••".into(),
-                        Some(v) => shown::line(&display(v), MAX_LABEL).into_owned(),
+                        Some(v) => shown::line(&shown_value(field, v), MAX_LABEL).into_owned(),
                     },
                 ),
             );
         }
-        items
-            .push(QuickPickItem::new("Decline").with_description(format!("tell {} no", cx.server)));
-        items.push(QuickPickItem::new("Cancel").with_description("dismiss without answering"));
+        let decline = matches!(cx.review, Review::Answer);
+        if decline {
+            items.push(
+                QuickPickItem::new("Decline").with_description(format!("tell {} no", cx.server)),
+            );
+        }
+        items.push(
+            QuickPickItem::new("Cancel").with_description(match cx.review {
+                Review::Answer => "dismiss without answering",
+                Review::OwnCall(_) => "do not make the call",
+            }),
+        );
         let picked = ui
             .quick_pick(QuickPickParams {
                 server: Some(cx.server.to_string()),
@@ -149,9 +171,28 @@ pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Valu
                     answers[k - 1] = v;
                 }
             }
-            Some(k) if k == n + 1 => return Outcome::Decline,
+            Some(k) if decline && k == n + 1 => return Outcome::Decline,
             _ => return Outcome::Cancel,
         }
+    }
+}
+
+/// An answer as the person saw it picked: a choice's title (`oneOf` title, `enumNames`), not
+/// its value.
+fn shown_value(field: &Field, value: &Value) -> String {
+    let options = match &field.kind {
+        Kind::Choice { options } | Kind::MultiChoice { options, .. } => options,
+        _ => return display(value),
+    };
+    let title = |v: &Value| {
+        options
+            .iter()
+            .find(|o| v.as_str() == Some(o.value.as_str()))
+            .map_or_else(|| display(v), |o| o.label.clone())
+    };
+    match value {
+        Value::Array(items) => items.iter().map(title).collect::<Vec<_>>().join(", "),
+        one => title(one),
     }
 }
 
@@ -340,6 +381,7 @@ async fn ask(
                         step,
                         total_steps: Some(n),
                         can_go_back,
+                        can_skip: !field.required,
                         ..Default::default()
                     })
                     .await;
@@ -361,6 +403,9 @@ async fn ask(
                         }
                     }
                     Some(QuickPickResult::Back { .. }) if can_go_back => return Step::Back,
+                    Some(QuickPickResult::Skip { .. }) if !field.required => {
+                        return Step::Answer(None);
+                    }
                     _ => return Step::Cancel,
                 }
             }

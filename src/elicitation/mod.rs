@@ -118,6 +118,7 @@ pub async fn elicit(
                 server,
                 title: crate::ui::title(&ui, server, &message),
                 suggest: None,
+                review: flow::Review::Answer,
             };
             flow::run(&ui, &cx, &form, schema).await
         }

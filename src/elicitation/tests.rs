@@ -270,6 +270,40 @@ async fn a_full_form_with_back_invalid_then_valid_skip_and_review() {
             .contains("Pick at most 2")
     );
     assert_eq!(shown[13]["params"]["items"][0]["label"], "Submit");
+    // The review shows each choice as its picker did: the title, not the value.
+    let review = |label: &str| {
+        let items = shown[15]["params"]["items"].as_array().unwrap();
+        let item = items.iter().find(|i| i["label"] == label).unwrap();
+        item["description"].as_str().unwrap().to_string()
+    };
+    assert_eq!(review("Change cabin"), "Business");
+    assert_eq!(review("Change insurance"), "No insurance");
+    assert_eq!(review("Change extras"), "lounge, bag");
+    assert_eq!(review("Change window_seat"), "No");
+}
+
+#[tokio::test]
+async fn an_optional_multi_select_can_be_skipped_a_required_one_cannot() {
+    let schema = json!({"type": "object", "properties": {
+        "extras": {"type": "array", "items": {"type": "string", "enum": ["lounge", "wifi"]}},
+        "seats": {"type": "array", "items": {"type": "string", "enum": ["1A", "1B"]}}},
+        "required": ["seats"]});
+    let (outcome, script) = run_form(
+        schema,
+        vec![
+            json!({"skip": true}),
+            json!({"selected": [1]}),
+            json!({"selected": [0]}),
+        ],
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        Outcome::Accept(json!({"seats": ["1B"]}).as_object().cloned())
+    );
+    let shown = script.shown();
+    assert_eq!(shown[0]["params"]["canSkip"], true, "optional: {shown:#?}");
+    assert_eq!(shown[1]["params"]["canSkip"], Value::Null, "required");
 }
 
 #[tokio::test]

@@ -27,10 +27,9 @@ pub fn log_path() -> Option<PathBuf> {
     crate::store::state_file("sampling.jsonl")
 }
 
-/// Appends one entry; a failure to write is logged, never fatal.
-pub fn append(entry: &Value) {
-    let Some(path) = log_path() else { return };
-    if let Err(e) = append_to(&path, entry, ROTATE_AT) {
+/// Appends one entry to the log at `path`; a failure to write is logged, never fatal.
+pub fn append(path: &Path, entry: &Value) {
+    if let Err(e) = append_to(path, entry, ROTATE_AT) {
         tracing::warn!(
             "could not append to the sampling audit log {}: {e}",
             path.display()

@@ -1,6 +1,7 @@
 //! One sampling exchange: policy and limits, the request draft, the provider, the answer draft,
 //! and the audit entry. Only what the person accepts goes back.
 
+use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -19,6 +20,9 @@ pub struct Exchange<'a> {
     pub policy: Policy,
     pub settings: &'a Settings,
     pub sessions: &'a Sessions,
+    /// Where the exchange's entry is appended ([`audit::log_path`] in the sidecar); `None`
+    /// logs nothing.
+    pub audit_log: Option<&'a Path>,
 }
 
 impl Exchange<'_> {
@@ -29,16 +33,19 @@ impl Exchange<'_> {
         if let Some(obj) = received.as_object_mut() {
             obj.remove("_meta");
         }
-        let mut audit = Audit(Some(json!({
-            "time": time_now(),
-            "server": self.server,
-            "policy": self.policy,
-            "provider": self.provider.name(),
-            "requestReceived": received,
-            // Until the exchange ends: a server or editor that gives up leaves this.
-            "outcome": "cancelled",
-        })));
-        let entry = audit.0.as_mut().expect("set above");
+        let mut audit = Audit(
+            self.audit_log,
+            Some(json!({
+                "time": time_now(),
+                "server": self.server,
+                "policy": self.policy,
+                "provider": self.provider.name(),
+                "requestReceived": received,
+                // Until the exchange ends: a server or editor that gives up leaves this.
+                "outcome": "cancelled",
+            })),
+        );
+        let entry = audit.1.as_mut().expect("set above");
         let outcome = self.exchange(&received, entry).await;
         entry["totalMs"] = json!(started.elapsed().as_millis() as u64);
         match &outcome {
@@ -270,16 +277,16 @@ impl Exchange<'_> {
 
 /// Appends its entry when dropped: at the end of the exchange, or when the exchange is
 /// abandoned (the server cancelled, the call was cancelled), so every exchange is logged.
-struct Audit(Option<Value>);
+struct Audit<'a>(Option<&'a Path>, Option<Value>);
 
-impl Drop for Audit {
+impl Drop for Audit<'_> {
     fn drop(&mut self) {
-        if let Some(mut entry) = self.0.take() {
+        if let (Some(path), Some(mut entry)) = (self.0, self.1.take()) {
             // Refused or abandoned: who and why, with sizes, not the messages.
             if entry.get("outcome").and_then(Value::as_str) != Some("accepted") {
                 audit::summarize(&mut entry);
             }
-            audit::append(&entry);
+            audit::append(path, &entry);
         }
     }
 }

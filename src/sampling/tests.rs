@@ -24,6 +24,7 @@ async fn run(
     sessions: &Sessions,
 ) -> Result<types::CreateMessageResult, Refusal> {
     let settings = settings();
+    let log = tempfile::tempdir().unwrap();
     let exchange = Exchange {
         ui: script,
         provider: &Manual,
@@ -31,6 +32,7 @@ async fn run(
         policy,
         settings: &settings,
         sessions,
+        audit_log: Some(&log.path().join("sampling.jsonl")),
     };
     exchange.run(&raw()).await
 }
@@ -52,6 +54,7 @@ async fn both_drafts_are_shown_and_only_the_accepted_answer_goes_back() {
         policy: Policy::Ask,
         settings: &settings,
         sessions: &sessions,
+        audit_log: None,
     };
     let request_text = draft::render_request(
         "flights",
@@ -221,6 +224,7 @@ async fn concurrent_requests_reserve_the_budget_before_the_provider_is_asked() {
         policy: Policy::Auto,
         settings: &settings,
         sessions: &sessions,
+        audit_log: None,
     };
     let mut running: futures::stream::FuturesUnordered<_> =
         (0..5).map(|_| exchange.run(&request)).collect();
@@ -289,6 +293,7 @@ async fn a_provider_warning_is_shown_once_and_logged() {
         policy: Policy::Auto,
         settings: &settings,
         sessions: &sessions,
+        audit_log: None,
     };
     exchange.run(&raw()).await.unwrap();
     exchange.run(&raw()).await.unwrap();
@@ -296,4 +301,41 @@ async fn a_provider_warning_is_shown_once_and_logged() {
         *script.messages.lock(),
         vec!["the key goes over plain http".to_string()]
     );
+}
+
+#[tokio::test]
+async fn the_entry_goes_to_the_log_the_exchange_names() {
+    let log = tempfile::tempdir().unwrap();
+    let path = log.path().join("sampling.jsonl");
+    let settings = settings();
+    let sessions = Sessions::default();
+    let script = Script::new(vec![json!({"action": "reject"})]);
+    let exchange = Exchange {
+        ui: &script,
+        provider: &Manual,
+        server: "flights",
+        policy: Policy::Ask,
+        settings: &settings,
+        sessions: &sessions,
+        audit_log: Some(&path),
+    };
+    assert!(exchange.run(&raw()).await.is_err());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 1, "{text}");
+    assert_eq!(entries[0]["server"], "flights");
+    assert_eq!(entries[0]["outcome"], "refused");
+    // With no log named, nothing is written anywhere.
+    let script = Script::new(vec![]);
+    let exchange = Exchange {
+        audit_log: None,
+        ui: &script,
+        policy: Policy::Never,
+        ..exchange
+    };
+    exchange.run(&raw()).await.unwrap_err();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }

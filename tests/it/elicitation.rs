@@ -285,7 +285,20 @@ async fn missing_tool_arguments_are_asked_with_the_same_flow() {
     );
     let result = call.await.unwrap();
     assert_eq!(structured(&result), json!({"sum": 42.5}));
-    // Declining the arguments does not call the tool.
+    // The review's choices are the person's (no Decline telling demo no); Cancel there does
+    // not call the tool.
+    let review = &shown[3]["params"]["items"];
+    let labels: Vec<&str> = review
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["Call add", "Change a", "Change b", "Cancel"],
+        "{review}"
+    );
     let call = spawn_call_response(&editor, "demo", "echo", Value::Null);
     editor
         .answer_prompts(&[
@@ -293,8 +306,11 @@ async fn missing_tool_arguments_are_asked_with_the_same_flow() {
             (PICK, json!({"selected": [2]})),
         ])
         .await;
-    let declined = call.await.unwrap();
-    assert_eq!(declined["error"]["data"]["kind"], "refused", "{declined}");
+    let cancelled = call.await.unwrap();
+    assert_eq!(
+        cancelled["error"]["data"]["kind"], "cancelled",
+        "{cancelled}"
+    );
     editor.shutdown_and_exit().await;
 }
 

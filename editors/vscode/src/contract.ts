@@ -118,6 +118,8 @@ export interface QuickPickParams {
   step?: number;
   totalSteps?: number;
   canGoBack?: boolean;
+  /** With canPickMany: an optional field. This editor skips it by confirming nothing checked. */
+  canSkip?: boolean;
 }
 
 export type QuickPickResult = { selected: number[] } | { back: true } | null;

@@ -200,6 +200,7 @@ impl Handler {
         let applied = self.host.sampling();
         let provider = applied.provider(ui.as_ref());
         let ui = asker.ui(ui.as_ref());
+        let audit_log = sampling::audit::log_path();
         let exchange = sampling::Exchange {
             ui: &ui,
             provider: provider.as_ref(),
@@ -207,6 +208,7 @@ impl Handler {
             policy: self.sampling,
             settings: &applied.settings,
             sessions: &self.host.sampling_sessions,
+            audit_log: audit_log.as_deref(),
         };
         let result = exchange.run(&raw).await?;
         serde_json::to_value(result).map_err(|e| sampling::Refusal::Invalid(e.to_string()))

@@ -126,9 +126,13 @@ fn push_blocks(out: &mut Vec<String>, blocks: &[Block]) {
                 if !extra.is_empty() {
                     out.push(format!("{META}{}{META_END}", json(extra)));
                 }
+                // A blank line, the text, a blank line; an empty text is the one blank line, so
+                // an answer typed on the draft's last line is the answer, not a newline and it.
                 out.push(String::new());
-                out.extend(text.split('\n').map(escape));
-                out.push(String::new());
+                if !text.is_empty() {
+                    out.extend(text.split('\n').map(escape));
+                    out.push(String::new());
+                }
                 previous_text = true;
             }
             Block::Other(v) => {

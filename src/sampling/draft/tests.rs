@@ -120,6 +120,41 @@ fn the_answer_draft_round_trips_and_can_be_written_from_scratch() {
     );
 }
 
+/// The empty answer draft as an editor shows it (the final newline ends the last line), with
+/// `typed` written on the line `at` counts from the end (0: the last line).
+fn type_on_line(text: &str, at: usize, typed: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    let i = lines.len() - 1 - at;
+    lines[i] = typed;
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn an_answer_typed_on_the_empty_drafts_last_line_is_exactly_what_was_typed() {
+    let empty = CreateMessageResult {
+        role: Role::Assistant,
+        content: vec![Block::text("")],
+        model: "manual".into(),
+        stop_reason: Some("endTurn".into()),
+    };
+    let text = render_response("demo", &empty, None);
+    assert!(text.ends_with("### assistant\n\n"), "{text:?}");
+    assert_eq!(parse_response(&text).unwrap(), empty, "round trip");
+    let typed = type_on_line(&text, 0, "Flight 5.");
+    assert_eq!(
+        parse_response(&typed).unwrap().content,
+        vec![Block::text("Flight 5.")],
+        "{typed:?}"
+    );
+    // Typed under a blank line of the person's own, or over several lines: the same words.
+    let below = typed.replace("\nFlight 5.\n", "\n\nFlight 5.\n\nNonstop.\n");
+    assert_eq!(
+        parse_response(&below).unwrap().content,
+        vec![Block::text("Flight 5.\n\nNonstop.")],
+        "{below:?}"
+    );
+}
+
 #[test]
 fn text_typed_above_the_first_heading_is_reported_not_dropped() {
     let result: CreateMessageResult = serde_json::from_value(json!({

@@ -703,8 +703,9 @@ pub fn file_uri(path: &Path) -> String {
         .to_string()
 }
 
-/// The built binary.
+/// The built binary (run with the isolated home of [`isolate_user_config`]).
 pub fn sidecar_bin() -> PathBuf {
+    isolate_user_config();
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-sidecar"))
 }
 
@@ -762,15 +763,17 @@ pub fn in_process() -> CheckedEditor {
     CheckedEditor::new(TestEditor::new(er, ew))
 }
 
-/// Points XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR at empty folders so a developer's own config,
-/// trust decisions and sampling log never leak in (nor out). Every in-process test of the one
-/// test binary shares them.
+/// Points HOME, XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_RUNTIME_DIR at empty folders so a
+/// developer's own config, trust decisions and sampling log never leak in (nor out). Every
+/// in-process test of the one test binary, and every sidecar it starts, shares them.
 pub fn isolate_user_config() {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
         // SAFETY: set once (the first in-process test), to the same values for every test.
         unsafe {
+            std::env::set_var("HOME", dir.path().join("home"));
             std::env::set_var("XDG_CONFIG_HOME", dir.path().join("config"));
             std::env::set_var("XDG_STATE_HOME", dir.path().join("state"));
             // The gateway's discovery files.

@@ -44,6 +44,13 @@ M['mcp-sidecar/serverStatus'] = function(_, params, ctx)
   require('mcp_sidecar.state').update(ctx.client_id, params)
 end
 
+-- Work-done progress as usual (LspProgress, vim.lsp.status()), and the latest report of each
+-- running call for the statusline (status()).
+M['$/progress'] = function(err, params, ctx)
+  require('mcp_sidecar.state').progress(ctx.client_id, params)
+  return vim.lsp.handlers['$/progress'](err, params, ctx)
+end
+
 M['mcp-sidecar/resourceUpdated'] = function(_, params, ctx)
   require('mcp_sidecar.resources').updated(ctx.client_id, params)
 end

@@ -10,6 +10,10 @@ local tool_names = {}
 --- Other names seen in list answers (resource URIs, prompt names), by client, kind and server.
 ---@type table<integer, table<string, table<string, string[]>>>
 local listed = {}
+--- The running calls' progress (from $/progress), by client and token: the begin's title and
+--- the latest report's message.
+---@type table<integer, table<string, { title: string, message?: string, at: integer }>>
+local progress = {}
 
 function M.update(client_id, params)
   if type(params) ~= 'table' or type(params.name) ~= 'string' then
@@ -52,7 +56,50 @@ function M.replace(client_id, rows)
   end
 end
 
+--- Keeps a call's latest progress (`$/progress` params): begin and report set it, end drops it.
+function M.progress(client_id, params)
+  local value = type(params) == 'table' and params.value
+  if type(value) ~= 'table' or params.token == nil then
+    return
+  end
+  local calls = progress[client_id] or {}
+  progress[client_id] = calls
+  local token = tostring(params.token)
+  if value.kind == 'begin' then
+    calls[token] = { title = tostring(value.title or ''), at = vim.uv.hrtime() }
+  elseif value.kind == 'report' and calls[token] and type(value.message) == 'string' then
+    calls[token].message = value.message
+    calls[token].at = vim.uv.hrtime()
+  elseif value.kind == 'end' then
+    calls[token] = nil
+  else
+    return
+  end
+  vim.schedule(function()
+    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  end)
+end
+
+--- The running call last heard from, as "demo: count_down 2 left (33%)"; nil when none runs.
+local function latest_progress(client_id)
+  local latest
+  for id, calls in pairs(progress) do
+    if client_id == nil or id == client_id then
+      for _, call in pairs(calls) do
+        if not latest or call.at > latest.at then
+          latest = call
+        end
+      end
+    end
+  end
+  if not latest then
+    return nil
+  end
+  return latest.message and (latest.title .. ' ' .. latest.message) or latest.title
+end
+
 function M.clear(client_id)
+  progress[client_id] = nil
   by_client[client_id] = nil
   tool_names[client_id] = nil
   listed[client_id] = nil
@@ -124,12 +171,14 @@ end
 local marks = { starting = '…', failed = '✗', needsTrust = '?', needsAuth = '🔑', stopped = '-' }
 
 --- A short statusline text: "MCP 2/3 ✗1" (running/configured, then failed, starting, needs
---- trust, needs a sign-in, stopped). Empty when no sidecar is running or no server is configured.
+--- trust, needs a sign-in, stopped), then the progress of the call last heard from ("· demo:
+--- count_down 2 left (33%)"). Empty when no sidecar is running or no server is configured.
 function M.status(client_id)
   local rows = M.servers(client_id)
   if #rows == 0 then
     return ''
   end
+  local running = latest_progress(client_id)
   local counts = {}
   for _, row in ipairs(rows) do
     counts[row.state] = (counts[row.state] or 0) + 1
@@ -139,6 +188,9 @@ function M.status(client_id)
     if counts[state] then
       table.insert(parts, marks[state] .. counts[state])
     end
+  end
+  if running then
+    table.insert(parts, '· ' .. running)
   end
   return table.concat(parts, ' ')
 end

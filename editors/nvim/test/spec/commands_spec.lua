@@ -2,7 +2,8 @@
 -- sidecar and demo (trust and untrust of a workspace server: trust_spec.lua).
 local T = require('helpers')
 
---- Answers the sidecar's argument steps by field name, and Submit in its review.
+--- Answers the sidecar's argument steps by field name, and the go-ahead ("Call <tool>") in its
+--- review.
 local function argument_steps(values, review)
   local calls = T.script_input_fn(function(opts)
     for name, value in pairs(values) do
@@ -14,7 +15,7 @@ local function argument_steps(values, review)
   end)
   local selects = T.script_select(function(lines, _, opts)
     if opts.prompt:find('Review your answers', 1, true) then
-      return T.pick(review or 'Submit')(lines)
+      return T.pick(review or 'Call ')(lines)
     end
     return T.pick(values['@select'])(lines)
   end)
@@ -119,12 +120,33 @@ T.test(':Mcp call: Escape on an argument cancels the call (the sidecar answers -
   T.eq(nil, T.find_buf('^mcp://result/demo/add/'))
 end)
 
-T.test(':Mcp call: Decline in the review refuses the call', function()
-  argument_steps({ a = '1', b = '2' }, 'Decline')
+T.test(":Mcp call: the review offers the person's choices, and Cancel there makes no call", function()
+  local _, selects = argument_steps({ a = '1', b = '2' }, 'Cancel')
   vim.cmd('Mcp call demo add')
-  local n = T.wait_notification('demo › add failed')
-  T.contains(n.message, 'declined')
-  T.contains(n.message, '[refused]')
+  T.wait_notification('demo › add: call cancelled')
+  T.eq(nil, T.find_buf('^mcp://result/demo/add/'))
+  local review = selects[#selects].lines
+  T.contains(review[1], 'Call add')
+  -- The person's own call: nobody to tell no.
+  T.not_contains(review, 'Decline')
+  T.not_contains(review, 'tell demo no')
+end)
+
+T.test(":Mcp call: the call's progress shows in status() while it runs, and goes when it ends", function()
+  T.eq('MCP 1/1', require('mcp_sidecar').status())
+  local seen = {}
+  vim.cmd('Mcp call demo count_down {"steps": 3, "delayMs": 200}')
+  T.wait(function()
+    local status = require('mcp_sidecar').status()
+    if status:find('left', 1, true) then
+      seen[status] = true
+    end
+    return T.find_buf('^mcp://result/demo/count_down/') ~= nil
+  end, 'the count_down result', 15000)
+  T.ok(seen['MCP 1/1 · demo: count_down 2 left (33%)'], vim.inspect(seen))
+  T.wait(function()
+    return require('mcp_sidecar').status() == 'MCP 1/1'
+  end, 'the progress to end')
 end)
 
 T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.select)', function()
@@ -134,11 +156,11 @@ T.test(':Mcp call with nothing picks the server and the tool (scripted vim.ui.se
   T.contains(T.lines(buf), 'hi there')
   -- One running server: it is taken without asking; then the tool is picked.
   T.contains(selects[1].opts.prompt, 'Call which tool of demo?')
-  T.contains(selects[1].lines, 'add — Returns a + b. Needs nothing from the client.')
+  T.contains(selects[1].lines, 'add — Adds a and b.')
 end)
 
 T.test(':Mcp call answered through the default vim.ui.input and vim.ui.select with typed keys', function()
-  -- a, b (input()), then the review (inputlist(): 1 = Submit).
+  -- a, b (input()), then the review (inputlist(): 1 = Call add).
   T.feed('20<CR>22<CR>1<CR>')
   vim.cmd('Mcp call demo add')
   local buf = T.wait_buf('^mcp://result/demo/add/%d+$')

@@ -44,8 +44,11 @@ local function multiselect(keys)
     return vim.api.nvim_get_current_buf() == buf
   end, 'the multi-select to get focus')
   local lines = T.lines(buf)
+  local footer = table.concat(vim.tbl_map(function(chunk)
+    return chunk[1]
+  end, vim.api.nvim_win_get_config(0).footer or {}))
   vim.api.nvim_feedkeys(vim.keycode(keys), 'mx', false)
-  return lines
+  return lines, footer
 end
 
 local function result_lines(tool)
@@ -71,8 +74,10 @@ T.test('book_trip: every field kind through vim.ui, a re-asked email, the multi-
     ['Review your answers'] = 'Submit',
   })
   vim.cmd('Mcp call demo book_trip {"destination": "Porto"}')
-  local extras = multiselect('x' .. 'jx' .. '<CR>')
+  local extras, footer = multiselect('x' .. 'jx' .. '<CR>')
   T.eq({ '[ ] lounge', '[ ] wifi', '[ ] extra_bag' }, extras)
+  -- Extras is optional: its key hints offer s (skip).
+  T.contains(footer, 's skip')
 
   local lines = result_lines('book_trip')
   T.contains(lines, 'Booked: Ada Lovelace <ada@example.com>, 2 traveler(s) to Porto, business cabin')
@@ -99,6 +104,13 @@ T.test('book_trip: every field kind through vim.ui, a re-asked email, the multi-
   T.contains(cabin.opts.prompt, '[step 6/10]')
   T.contains(cabin.lines, 'Economy — economy (current)')
   T.contains(cabin.lines, '← Back')
+  -- The review shows each choice by the title its picker showed, not its value.
+  local review = vim.tbl_filter(function(c)
+    return c.opts.prompt:find('Review your answers', 1, true)
+  end, select_calls)[1]
+  T.contains(review.lines, 'Change Cabin — Business')
+  T.contains(review.lines, 'Change Insurance — Full cover')
+  T.not_contains(review.lines, 'Change Cabin — business')
 end)
 
 T.test('book_trip: Escape offers Back (the earlier answer is kept), then Cancel ends the call', function()

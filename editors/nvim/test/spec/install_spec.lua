@@ -52,7 +52,7 @@ T.test('the clone finds its own build: checkhealth is clean and a demo call answ
     return opts.prompt:find('› a ', 1, true) and '2' or '40'
   end)
   T.script_select(function(lines)
-    return T.pick('Submit')(lines)
+    return T.pick('Call add')(lines)
   end)
   vim.cmd('Mcp call demo add')
   local buf = T.wait_buf('^mcp://result/demo/add/%d+$')

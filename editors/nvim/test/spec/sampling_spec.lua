@@ -222,6 +222,20 @@ for _, era in ipairs(ERAS) do
     T.eq(true, entry.answerEdited)
   end)
 
+  T.test(tag .. "an answer typed on the empty answer draft's last line goes out as typed", function()
+    vim.cmd('Mcp call ' .. s .. ' analyze_flights')
+    local request = wait_draft(s, 'samplingRequest')
+    vim.cmd('write')
+    wait_closed(request)
+    local answer = wait_draft(s, 'samplingResponse')
+    local last = vim.api.nvim_buf_line_count(answer) - 1
+    T.eq('### assistant', T.lines(answer)[last], 'one blank line under the heading, the last')
+    set_line(answer, last, ANSWER[1])
+    vim.cmd('McpAccept')
+    local content = structured(T.lines(result_buf(s)))
+    T.eq(ANSWER[1], content.text, 'no leading newline')
+  end)
+
   T.test(tag .. ':McpReject on the request draft refuses at once; no answer draft', function()
     local box = call_raw(s)
     local request = wait_draft(s, 'samplingRequest')

@@ -109,14 +109,14 @@ export class DraftBook {
 
 /**
  * Where the person starts typing in an answer draft (`samplingResponse`) whose answer is empty:
- * the sidecar writes `### assistant`, a blank line, the answer's text (here an empty line) and a
- * blank line, so the cursor goes on that empty text line (0-based). Text typed on the blank
- * lines around it would carry extra newlines into the answer, and text typed above the heading
- * is not part of the answer at all. Undefined when the draft has another shape or an answer.
+ * the sidecar writes `### assistant` and one blank line (an empty answer), so the cursor goes on
+ * that line (0-based), right under the heading. The sidecar reads what is typed there, or on any
+ * line below, as the answer itself; text typed above the heading is not part of the answer at
+ * all. Undefined when the draft has another shape or an answer.
  */
 export function emptyAnswerLine(lines: string[]): number | undefined {
   const heading = lines.indexOf('### assistant');
-  if (heading < 0 || heading + 2 >= lines.length) return undefined;
+  if (heading < 0 || heading + 1 >= lines.length) return undefined;
   if (lines.slice(heading + 1).some((l) => l.trim() !== '')) return undefined;
-  return heading + 2;
+  return heading + 1;
 }

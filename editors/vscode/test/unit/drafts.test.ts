@@ -45,11 +45,12 @@ test('each draft is answered exactly once, by id or by its buffer', () => {
   assert.deepEqual(book.ids(), []);
 });
 
-test('an empty answer draft puts the cursor on the answer line, between the blank lines', () => {
-  const empty = ['# Model answer for `demo`', '', 'Edit the answer below.', '', 'model: manual', 'stopReason: endTurn', '', '### assistant', '', '', '', ''];
-  assert.equal(emptyAnswerLine(empty), 9);
-  const answered = [...empty.slice(0, 9), 'echo: hi', '', ''];
+test('an empty answer draft puts the cursor on the answer line, right under the heading', () => {
+  // The sidecar's empty answer draft ("…### assistant\n\n") as the editor splits it.
+  const empty = ['# Model answer for `demo`', '', 'Edit the answer below.', '', 'model: manual', 'stopReason: endTurn', '', '### assistant', '', ''];
+  assert.equal(emptyAnswerLine(empty), 8);
+  const answered = [...empty.slice(0, 8), '', 'echo: hi', '', ''];
   assert.equal(emptyAnswerLine(answered), undefined);
   assert.equal(emptyAnswerLine(['# Request', '### user', '', 'Which flight?']), undefined);
-  assert.equal(emptyAnswerLine(['### assistant', '']), undefined);
+  assert.equal(emptyAnswerLine(['### assistant']), undefined);
 });

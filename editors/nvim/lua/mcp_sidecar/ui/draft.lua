@@ -37,8 +37,9 @@ local function set_problems(buf, problems, line_count)
 end
 
 local function header(params)
-  local who = params.server and (params.server .. ': ') or ''
-  local title = who .. tostring(params.title or 'MCP draft')
+  -- The sidecar's title names who asks ("flights wants a model answer"); the server is not
+  -- repeated in front of it.
+  local title = tostring(params.title or 'MCP draft')
   local keys = ':w or :McpAccept accepts · :McpReject rejects · :q! closes without answering'
   return {
     { { title, 'Title' } },

@@ -47,13 +47,14 @@ export async function callToolWithView(ctx, server, tool, { answers = {}, checkT
   await ctx.screenshot(`app-view-${server}-tool-pick`);
   await pick(page, tool);
   // One input box per argument (its prompt starts with the argument's name), then a review with
-  // Submit; no arguments: a review may still come first, depending on the sidecar.
+  // "Call <tool>"; no arguments: a review may still come first, depending on the sidecar.
   const asked = `${server}: arguments for ${tool}`;
+  const go = `Call ${tool}`;
   let answered = null; // the step last answered: not answered twice while the next one comes
-  return waitFor(`the result of ${tool}, after its arguments and Submit`, async () => {
+  return waitFor(`the result of ${tool}, after its arguments and ${go}`, async () => {
     const q = await quickInput(page);
-    if (q?.rows.some((r) => r.label === 'Submit')) {
-      await pick(page, 'Submit');
+    if (q?.rows.some((r) => r.label === go)) {
+      await pick(page, go);
     } else if (q?.title.startsWith(`${asked} (`) && `${q.title}|${q.message}` !== answered) {
       const name = Object.keys(answers).find((n) => q.message.startsWith(`${n} `) || q.message === n);
       answered = `${q.title}|${q.message}`;

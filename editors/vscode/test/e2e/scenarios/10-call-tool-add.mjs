@@ -38,8 +38,9 @@ export async function run({ page, screenshot }) {
   assert.ok(b.hasBack);
   await answer(page, '3');
   const review = await waitQuickInput(page, /^demo: arguments for add$/);
-  assert.deepEqual(review.rows.map((r) => r.label), ['Submit', 'Change a', 'Change b', 'Decline', 'Cancel']);
-  await pick(page, 'Submit');
+  // The person's own call: their choices, no Decline telling demo no.
+  assert.deepEqual(review.rows.map((r) => r.label), ['Call add', 'Change a', 'Change b', 'Cancel']);
+  await pick(page, 'Call add');
 
   const text = await waitEditorText(page, /2 \+ 3 = 5/);
   assert.match(text, /# demo: add/);

@@ -40,7 +40,7 @@ export async function run({ page, screenshot, samplingAudit }) {
   await waitFor('the typed answer under ### assistant', async () => {
     const lines = (await editorLines(page)).map((l) => l.text);
     const h = lines.indexOf('### assistant');
-    return h >= 0 && lines[h + 1] === '' && lines[h + 2] === ANSWER || null;
+    return h >= 0 && lines[h + 1] === ANSWER || null;
   });
   await screenshot('sampling-answer-draft-typed');
   await runCommand(page, 'MCP Sidecar: Accept Draft');

@@ -26,7 +26,7 @@ export async function run({ page, screenshot, log }) {
   await waitQuickInput(page, 'demo: arguments for book_trip (1/1)');
   await answer(page, 'Lisbon');
   await waitQuickInput(page, /^demo: arguments for book_trip$/);
-  await pick(page, 'Submit');
+  await pick(page, 'Call book_trip');
   // The first question may be announced ("demo needs input") when an editor was typed in just
   // before (prompts.notifyFirst: whenTyping): Respond to it.
   const first = await waitFor('the first form prompt', async () => {
@@ -52,7 +52,10 @@ export async function run({ page, screenshot, log }) {
       const labels = q.rows.map((r) => r.aria).join('\n');
       assert.match(labels, /Full name.*Ada Lovelace/);
       assert.match(labels, /Email.*ada@example\.com/);
-      assert.match(labels, /Cabin.*Business/i);
+      // Choices as the pickers showed them: their titles, not their values.
+      assert.match(labels, /Cabin.*Business/);
+      assert.doesNotMatch(labels, /Cabin.*business/);
+      assert.match(labels, /Insurance.*No insurance/);
       await screenshot('booking-form-review');
       await pick(page, 'Submit');
       break;

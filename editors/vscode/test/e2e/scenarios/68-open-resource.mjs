@@ -120,7 +120,7 @@ async function callTool(page, tool) {
   await waitFor(`the result of ${tool}`, async () => {
     if (new RegExp(`# everything: ${tool}`).test(await editorText(page))) return true;
     const q = await quickInput(page);
-    if (q?.rows[0]?.label === 'Submit') await page.keyboard.press('Enter');
+    if (q?.rows[0]?.label === `Call ${tool}`) await page.keyboard.press('Enter');
     return null;
   });
 }
