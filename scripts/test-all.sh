@@ -56,23 +56,9 @@ lint() {
 unit() {
   # Unit tests, and the one integration-test binary (tests/it: in-process LSP over duplex,
   # contract docs, black-box, faults, load); the interop tier below runs its ignored tests
-  # that need third-party peers. Every test keeps to temporary home, config and state folders:
-  # the tier fails when the person's own ones changed under it.
-  local before after
-  before=$(own_files)
+  # that need third-party peers. Every test keeps to temporary home, config and state folders
+  # (the check after each tier fails when the person's own ones changed).
   cargo test --locked --all-targets
-  after=$(own_files)
-  if [ "$before" != "$after" ]; then
-    echo "unit: the tests changed the person's own mcp-sidecar files:" >&2
-    diff <(echo "$before") <(echo "$after") >&2 || true
-    return 1
-  fi
-}
-
-# The sidecar's files in the real config and state folders: path, size, modification time.
-own_files() {
-  find "${XDG_CONFIG_HOME:-$HOME/.config}/mcp-sidecar" "${XDG_STATE_HOME:-$HOME/.local/state}/mcp-sidecar" \
-    -printf '%p %s %T@\n' 2>/dev/null | sort || true
 }
 
 interop() {
@@ -138,7 +124,7 @@ vscode() {
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
 }
 
-export -f own_files lint unit interop apps conformance nvim vscode
+export -f lint unit interop apps conformance nvim vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
