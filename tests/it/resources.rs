@@ -606,7 +606,9 @@ async fn reads_and_prompts_that_ask(editor: &Arc<TestEditor>) {
         first_text(&got, "/messages/0/content/text"),
         "formal: Hello, Zed!"
     );
-    // Declining the arguments is `refused`, dismissing them `cancelled`; the server is not asked.
+    // The person's own request has no Decline: the review's Cancel (its third choice, after
+    // "Get prompt greet" and "Change name") and dismissing it are both `cancelled`; the server
+    // is not asked.
     let got = spawn_command(
         editor,
         "mcp-sidecar.getPrompt",
@@ -619,7 +621,7 @@ async fn reads_and_prompts_that_ask(editor: &Arc<TestEditor>) {
         ])
         .await;
     let got = response(got).await;
-    assert_eq!(got["error"]["data"]["kind"], "refused", "{got}");
+    assert_eq!(got["error"]["data"]["kind"], "cancelled", "{got}");
     let got = spawn_command(
         editor,
         "mcp-sidecar.getPrompt",
