@@ -167,6 +167,9 @@ try {
       const shot = `failure-${s.file.replace(/\.mjs$/, '')}`;
       await ctx.screenshot(shot).catch(() => {});
       log(`     screenshot: ${join(artifacts, shot)}.png`);
+      // A failed scenario may leave a modal "save changes?" dialog (a draft it closed); it would
+      // block every scenario after it.
+      await ctx.page.getByRole('button', { name: "Don't Save" }).click({ timeout: 2000 }).catch(() => {});
     }
   }
 } catch (error) {

@@ -33,7 +33,12 @@ export async function run({ page, setUserSetting, outputLog, samplingAudit, test
     await runCommand(page, 'MCP Sidecar: Accept Draft');
 
     await waitActiveTab(page, ANSWER_TAB, { timeout: 15000 });
-    const draft = (await editorLines(page)).map((l) => l.text);
+    // The tab is active before its editor shows the text: wait for the draft itself.
+    let draft = [];
+    await waitFor('the answer draft with the model\'s answer', async () => {
+      draft = (await editorLines(page)).map((l) => l.text);
+      return draft.includes('### assistant') || null;
+    }, { timeout: 15000 });
     assert.ok(draft.includes('model: echo-1'), `the answer draft names the model: ${draft.join('\n')}`);
     assert.ok(draft.includes('stopReason: endTurn'));
     const h = draft.indexOf('### assistant');
