@@ -41,11 +41,39 @@ pub trait Prompter: Send + Sync {
     }
     /// Tells the editor the sidecar closed a view (`mcp-sidecar/closeApp`).
     fn close_app(&self, _params: crate::contract::CloseAppParams) {}
+    /// A whole form at once (plain LSP's form document), or `None` when the editor shows
+    /// forms field by field through [`Prompter::input_box`] and [`Prompter::quick_pick`].
+    fn form(&self, _params: FormParams) -> Option<BoxFuture<'_, FormAnswer>> {
+        None
+    }
     /// Who the question is asked for, when not the editor itself: the agent whose call (through
     /// the gateway) made the server ask. Every prompt's title says it ([`who`], [`title`]).
     fn requester(&self) -> Option<&str> {
         None
     }
+}
+
+/// A whole form: what [`Prompter::form`] shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormParams {
+    pub server: Option<String>,
+    pub title: String,
+    /// The fields' JSON Schema (an elicitation's `requestedSchema`, a tool's `inputSchema`).
+    pub schema: serde_json::Value,
+    /// Prefilled answers, by field name.
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// The go-ahead: "Submit", or for the person's own call "Call ‹tool›".
+    pub submit: String,
+    /// Whether Decline (the server is told no) is offered: not for the person's own call.
+    pub decline: bool,
+}
+
+/// The person's answer to a whole form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormAnswer {
+    Submit(serde_json::Map<String, serde_json::Value>),
+    Decline,
+    Cancel,
 }
 
 /// Who asks, as prompts name it: the server, or "<agent> via the gateway → <server>".
@@ -84,6 +112,7 @@ impl Prompter for Via<'_> {
         show_message,
         open_app,
         close_app,
+        form,
     );
     fn requester(&self) -> Option<&str> {
         self.agent.or_else(|| self.inner.requester())
@@ -161,6 +190,14 @@ macro_rules! pass_on {
     (@close_app) => {
         fn close_app(&self, params: $crate::contract::CloseAppParams) {
             self.inner.close_app(params);
+        }
+    };
+    (@form) => {
+        fn form(
+            &self,
+            params: $crate::ui::FormParams,
+        ) -> Option<futures::future::BoxFuture<'_, $crate::ui::FormAnswer>> {
+            self.inner.form(params)
         }
     };
     (@requester) => {

@@ -22,7 +22,7 @@ pub use server::{
 };
 pub use settings::{
     AppsSettings, DEFAULT_MAX_MESSAGE_BYTES, DiscoverSettings, GatewaySettings, OpenForAgents,
-    Questions, RootsSettings, Settings,
+    PlainLspSettings, Questions, RootsSettings, Settings,
 };
 pub use user_file::UserFile;
 pub use workspace::user_config_path;

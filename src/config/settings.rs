@@ -19,6 +19,8 @@ pub struct Settings {
     pub gateway: GatewaySettings,
     /// `apps`: servers' views (MCP Apps, see `docs/apps.md`).
     pub apps: AppsSettings,
+    /// `plainLsp`: what an editor without the sidecar's plugin gets (see `docs/editors.md`).
+    pub plain_lsp: PlainLspSettings,
 }
 
 impl Default for Settings {
@@ -31,6 +33,7 @@ impl Default for Settings {
             sampling: super::sampling::Settings::default(),
             gateway: GatewaySettings::default(),
             apps: AppsSettings::default(),
+            plain_lsp: PlainLspSettings::default(),
         }
     }
 }
@@ -44,6 +47,7 @@ const KEYS: &[&str] = &[
     "sampling",
     "gateway",
     "apps",
+    "plainLsp",
 ];
 
 impl Settings {
@@ -80,6 +84,7 @@ impl Settings {
                     "elicitation" => settings.elicitation = one.elicitation,
                     "gateway" => settings.gateway = one.gateway,
                     "apps" => settings.apps = one.apps,
+                    "plainLsp" => settings.plain_lsp = one.plain_lsp,
                     _ => settings.sampling = one.sampling,
                 },
                 Err(message) => errors.push(message),
@@ -114,6 +119,32 @@ impl Default for GatewaySettings {
 pub struct AppsSettings {
     /// When an agent (through the gateway) calls a tool that has a view.
     pub open_for_agents: OpenForAgents,
+}
+
+/// `plainLsp`: an editor without the sidecar's plugin.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PlainLspSettings {
+    /// The languages (LSP language ids) whose documents offer "MCP: call ‹server›/‹tool›…" code
+    /// actions: `["*"]` every one, `[]` none.
+    pub tool_actions: Vec<String>,
+}
+
+impl Default for PlainLspSettings {
+    fn default() -> Self {
+        Self {
+            tool_actions: vec!["*".into()],
+        }
+    }
+}
+
+impl PlainLspSettings {
+    /// Whether a document of `language` offers tool actions.
+    pub fn tool_actions_in(&self, language: Option<&str>) -> bool {
+        self.tool_actions
+            .iter()
+            .any(|l| l == "*" || Some(l.as_str()) == language)
+    }
 }
 
 /// `apps.openForAgents`.

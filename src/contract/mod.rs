@@ -52,6 +52,13 @@ pub const CMD_OPEN_APP: &str = "mcp-sidecar.openApp";
 pub const CMD_CLOSE_APP: &str = "mcp-sidecar.closeApp";
 pub const CMD_APP_REQUEST: &str = "mcp-sidecar.appRequest";
 
+/// Plain LSP's own commands, for editors without a plugin (docs/editors.md): what a question's
+/// document's code actions run, and a tool call that asks for everything it needs.
+pub const CMD_ANSWER_DOCUMENT: &str = "mcp-sidecar.answerDocument";
+pub const CMD_CHOOSE_TOOL: &str = "mcp-sidecar.chooseTool";
+
+pub const PLAIN_COMMANDS: &[&str] = &[CMD_ANSWER_DOCUMENT, CMD_CHOOSE_TOOL];
+
 pub const COMMANDS: &[&str] = &[
     CMD_LIST_SERVERS,
     CMD_LIST_TOOLS,
@@ -432,6 +439,21 @@ pub struct AppSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ListToolsArgs {
     #[serde(default)]
+    pub server: Option<String>,
+}
+
+/// `mcp-sidecar.answerDocument` argument: a question's document and what to do with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AnswerDocumentArgs {
+    pub uri: String,
+    /// `send` (a form once it is valid), `decline`, `reject` or `cancel`.
+    pub action: String,
+}
+
+/// `mcp-sidecar.chooseTool` argument: what is not given is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChooseToolArgs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
 }
 

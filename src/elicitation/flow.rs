@@ -12,7 +12,7 @@ use crate::contract::shown;
 use crate::contract::{
     InputBoxParams, InputBoxResult, QuickPickItem, QuickPickParams, QuickPickResult,
 };
-use crate::ui::Prompter;
+use crate::ui::{FormAnswer, FormParams, Prompter};
 
 /// Who asks and why, shown on every prompt.
 pub struct Context<'a> {
@@ -99,6 +99,24 @@ pub fn looks_secret(field: &Field) -> bool {
 
 /// Runs the whole form: the steps, then the review until Submit, Decline or Cancel.
 pub async fn run(ui: &dyn Prompter, cx: &Context<'_>, form: &Form, schema: &Value) -> Outcome {
+    let whole = FormParams {
+        server: Some(cx.server.to_string()),
+        title: cx.title(),
+        schema: schema.clone(),
+        values: Map::new(),
+        submit: match &cx.review {
+            Review::Answer => "Submit".into(),
+            Review::OwnCall(go) => go.clone(),
+        },
+        decline: matches!(cx.review, Review::Answer),
+    };
+    if let Some(answer) = ui.form(whole) {
+        return match answer.await {
+            FormAnswer::Submit(content) => Outcome::Accept(Some(content)),
+            FormAnswer::Decline => Outcome::Decline,
+            FormAnswer::Cancel => Outcome::Cancel,
+        };
+    }
     let n = form.fields.len();
     let mut answers: Vec<Option<Value>> = vec![None; n];
     let mut i = 0;

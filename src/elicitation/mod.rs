@@ -3,6 +3,7 @@
 //! [`Prompter`], and answers with an [`Outcome`].
 
 pub mod arguments;
+pub mod document;
 mod flow;
 mod input;
 mod rate;
@@ -30,7 +31,7 @@ use crate::contract::{
     EditDraftParams, EditDraftResult, InputBoxParams, InputBoxResult, QuickPickParams,
     QuickPickResult,
 };
-use crate::ui::{Level, Prompter};
+use crate::ui::{FormAnswer, FormParams, Level, Prompter};
 
 /// A server's question.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,6 +174,14 @@ impl Prompter for Idle<'_> {
     }
     fn edit_draft(&self, params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
         self.bounded(self.inner.edit_draft(params))
+    }
+    fn form(&self, params: FormParams) -> Option<BoxFuture<'_, FormAnswer>> {
+        let form = self.inner.form(params)?;
+        Some(Box::pin(async move {
+            self.bounded(async move { Some(form.await) })
+                .await
+                .unwrap_or(FormAnswer::Cancel)
+        }))
     }
 }
 

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use tower_lsp_server::gen_lsp_types::{
-    DidChangeConfigurationParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
-    ExecuteCommandOptions, InitializeParams, InitializeResult, InitializedParams, RootPath,
-    ServerCapabilities, ServerInfo, WorkDoneProgressOptions, WorkspaceFolder, WorkspaceFolders,
-    WorkspaceFoldersServerCapabilities, WorkspaceOptions,
+    CodeActionParams, CodeActionResponse, CodeLens, CodeLensParams, DidChangeConfigurationParams,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidChangeWorkspaceFoldersParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    ExecuteCommandOptions, InitializeParams, InitializeResult, InitializedParams, ProgressToken,
+    RootPath, ServerCapabilities, ServerInfo, WorkDoneProgressCancelParams,
+    WorkDoneProgressOptions, WorkspaceFolder, WorkspaceFolders, WorkspaceFoldersServerCapabilities,
+    WorkspaceOptions,
 };
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::{Client, LanguageServer};
@@ -19,6 +22,8 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::commands;
 use super::editor::Editor;
 use super::gate::{Gate, LONG_OPERATION_CAP};
+use super::plain::PlainCapabilities;
+use super::plain_face;
 use super::reconfigure::{self, ConfigState};
 use crate::config;
 use crate::contract::{self, EditorCapabilities};
@@ -225,6 +230,91 @@ impl LanguageServer for Backend {
         })
         .await;
     }
+
+    // Plain LSP (an editor without the plugin): the questions' documents, and code actions.
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        notification("textDocument/didOpen", async {
+            let item = params.text_document;
+            let language = serde_json::to_value(&item.language_id)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            if let Some(plain) = self.editor().plain() {
+                plain.documents().did_open(item.uri, language, item.text);
+            }
+        })
+        .await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        notification("textDocument/didChange", async {
+            if let Some(plain) = self.editor().plain() {
+                let uri = &params.text_document.text_document_identifier.uri;
+                plain.documents().did_change(uri, params.content_changes);
+            }
+        })
+        .await;
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        notification("textDocument/didSave", async {
+            if let Some(plain) = self.editor().plain() {
+                plain
+                    .documents()
+                    .did_save(&params.text_document.uri, params.text);
+            }
+        })
+        .await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        notification("textDocument/didClose", async {
+            if let Some(plain) = self.editor().plain() {
+                plain.documents().did_close(&params.text_document.uri);
+            }
+        })
+        .await;
+    }
+
+    async fn code_action(
+        &self,
+        params: CodeActionParams,
+    ) -> Result<Option<Vec<CodeActionResponse>>> {
+        request("textDocument/codeAction", async {
+            let Some(plain) = self.editor().plain().cloned() else {
+                return Ok(None);
+            };
+            let actions = plain_face::code_actions(&plain, &self.manager, params).await;
+            Ok(Some(actions))
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        request("textDocument/codeLens", async {
+            let editor = self.editor();
+            Ok(editor
+                .plain()
+                .map(|plain| plain_face::code_lenses(plain, &params.text_document.uri)))
+        })
+        .await
+    }
+}
+
+impl Backend {
+    /// `window/workDoneProgress/cancel`: the person cancelled one of the sidecar's own progress
+    /// reports (plain LSP), so what it reports on is cancelled.
+    pub async fn progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        notification("window/workDoneProgress/cancel", async {
+            if let (ProgressToken::String(token), Some(plain)) =
+                (&params.token, self.editor().plain())
+            {
+                plain.cancel(token);
+            }
+        })
+        .await;
+    }
 }
 
 impl Backend {
@@ -245,16 +335,22 @@ impl Backend {
             let Some(handler) = handler else {
                 return Err(commands::unknown(&command.name));
             };
+            let editor = self.editor();
+            let plain = editor.plain().cloned();
             let cx = commands::Context {
                 client: &self.client,
                 manager: &self.manager,
                 gate: &self.gate,
-                editor: self.editor(),
+                editor,
                 gateway: &self.gateway,
                 reconfigure: &|| self.reconfigure(),
                 apps: &self.apps,
             };
-            handler.run(&cx, command).await
+            match plain {
+                // Boxed: the plain path is not the hot one (see the size test below).
+                Some(plain) => Box::pin(plain_face::run(&cx, &plain, handler, command)).await,
+                None => handler.run(&cx, command).await,
+            }
         })
         .await
     }
@@ -262,14 +358,22 @@ impl Backend {
 
 impl Backend {
     async fn initialize_inner(&self, params: InitializeParams) -> Result<InitializeResult> {
-        let caps = EditorCapabilities::from_experimental(params.capabilities.experimental.as_ref());
-        let editor = Editor::new(self.client.clone(), caps);
+        let experimental = params.capabilities.experimental.as_ref();
+        let with_plugin = experimental.is_some_and(|e| e.get("mcpSidecar").is_some());
+        let editor = if with_plugin {
+            let caps = EditorCapabilities::from_experimental(experimental);
+            Editor::new(self.client.clone(), caps)
+        } else {
+            let plain = PlainCapabilities::from_client(&params.capabilities);
+            Editor::plain_lsp(self.client.clone(), plain)
+        };
+        let is_plain = editor.plain().is_some();
         self.manager.set_ui(Arc::new(editor.clone()));
         *self.editor.lock() = Some(editor);
         *self.config.folders.lock() = initial_folders(&params);
         *self.config.settings.lock() =
             config::unwrap_editor_settings(params.initialization_options);
-        let capabilities = ServerCapabilities {
+        let mut capabilities = ServerCapabilities {
             execute_command_provider: Some(ExecuteCommandOptions::new(
                 contract::COMMANDS.iter().map(|c| c.to_string()).collect(),
                 WorkDoneProgressOptions::default(),
@@ -284,6 +388,9 @@ impl Backend {
             experimental: Some(contract::server_experimental()),
             ..Default::default()
         };
+        if is_plain {
+            plain_face::capabilities(&mut capabilities);
+        }
         Ok(InitializeResult {
             capabilities,
             server_info: Some(ServerInfo::new(

@@ -13,28 +13,49 @@ use tower_lsp_server::gen_lsp_types::{MessageType, Request, ShowDocumentParams};
 use super::methods::{
     CancelPrompt, Clipboard, CloseApp, EditDraft, InputBox, LanguageModel, OpenApp, QuickPick,
 };
+use super::plain::{Plain, PlainCapabilities};
 use crate::contract::CallError;
 use crate::contract::shown::{self, Shown};
 use crate::contract::{
     CancelPromptParams, ClipboardParams, EditDraftParams, EditDraftResult, EditorCapabilities,
     InputBoxParams, InputBoxResult, QuickPickParams, QuickPickResult,
 };
-use crate::ui::{Level, Prompter};
+use crate::ui::{FormAnswer, FormParams, Level, Prompter};
 
 #[derive(Clone)]
 pub struct Editor {
     client: Client,
     capabilities: EditorCapabilities,
     next_id: Arc<AtomicU64>,
+    /// Standard LSP's prompts, for an editor without the plugin (no `experimental.mcpSidecar`
+    /// at all). An editor with the plugin gets "dismissed" for what it did not declare.
+    plain: Option<Arc<Plain>>,
 }
 
 impl Editor {
+    /// An editor with the plugin (it declared `experimental.mcpSidecar`).
     pub fn new(client: Client, capabilities: EditorCapabilities) -> Self {
         Self {
+            plain: None,
             client,
             capabilities,
             next_id: Arc::new(AtomicU64::new(1)),
         }
+    }
+
+    /// An editor without the plugin: every prompt through standard LSP ([`Plain`]).
+    pub fn plain_lsp(client: Client, capabilities: PlainCapabilities) -> Self {
+        Self {
+            plain: Some(Plain::new(client.clone(), capabilities)),
+            client,
+            capabilities: EditorCapabilities::default(),
+            next_id: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// Plain LSP's prompts and documents, for an editor without the plugin.
+    pub fn plain(&self) -> Option<&Arc<Plain>> {
+        self.plain.as_ref()
     }
 
     pub fn next_prompt_id(&self) -> String {
@@ -46,6 +67,9 @@ impl Editor {
         &self,
         mut params: QuickPickParams,
     ) -> Result<Option<QuickPickResult>, CallError> {
+        if let Some(plain) = &self.plain {
+            return Ok(plain.quick_pick(params).await);
+        }
         if !self.capabilities.quick_pick {
             tracing::info!(title = %params.title, "the editor has no quickPick; treating the prompt as dismissed");
             return Ok(None);
@@ -62,6 +86,9 @@ impl Editor {
         &self,
         mut params: InputBoxParams,
     ) -> Result<Option<InputBoxResult>, CallError> {
+        if let Some(plain) = &self.plain {
+            return Ok(plain.input_box(params).await);
+        }
         if !self.capabilities.input_box {
             tracing::info!(title = %params.title, "the editor has no inputBox; treating the prompt as dismissed");
             return Ok(None);
@@ -109,8 +136,17 @@ impl Drop for PromptGuard {
 }
 
 impl Prompter for Editor {
+    /// What the editor can show: without the plugin, plain LSP shows questions and drafts.
     fn capabilities(&self) -> EditorCapabilities {
-        self.capabilities
+        match self.plain {
+            Some(_) => EditorCapabilities {
+                input_box: true,
+                quick_pick: true,
+                edit_draft: true,
+                ..self.capabilities
+            },
+            None => self.capabilities,
+        }
     }
 
     fn input_box(&self, params: InputBoxParams) -> BoxFuture<'_, Option<InputBoxResult>> {
@@ -123,6 +159,9 @@ impl Prompter for Editor {
 
     fn edit_draft(&self, mut params: EditDraftParams) -> BoxFuture<'_, Option<EditDraftResult>> {
         Box::pin(async move {
+            if let Some(plain) = &self.plain {
+                return plain.edit_draft(params).await;
+            }
             if !self.capabilities.edit_draft {
                 tracing::info!(title = %params.title, "the editor has no editDraft; treating the draft as closed");
                 return None;
@@ -223,6 +262,11 @@ impl Prompter for Editor {
     fn close_app(&self, params: crate::contract::CloseAppParams) {
         let client = self.client.clone();
         tokio::spawn(async move { client.send_notification::<CloseApp>(params).await });
+    }
+
+    fn form(&self, params: FormParams) -> Option<BoxFuture<'_, FormAnswer>> {
+        let plain = self.plain.as_ref()?;
+        Some(Box::pin(plain.form(params)))
     }
 
     fn show_message(&self, level: Level, message: String) {

@@ -7,6 +7,8 @@ pub mod editor;
 pub mod gate;
 mod methods;
 mod notify;
+pub mod plain;
+mod plain_face;
 mod reconfigure;
 mod serve;
 mod stdio;
@@ -30,7 +32,9 @@ where
     O: AsyncWrite + Send + 'static,
 {
     crate::guard::init_test_panics();
-    let (service, socket) = LspService::new(Backend::new);
+    let (service, socket) = LspService::build(Backend::new)
+        .custom_method("window/workDoneProgress/cancel", Backend::progress_cancel)
+        .finish();
     let backend = service.inner();
     let manager = backend.manager();
     let stop_gateway = backend.gateway_stopper();

@@ -26,6 +26,7 @@ mod lsp_core;
 mod oauth;
 mod openai_provider;
 mod panics;
+mod plain;
 mod properties;
 mod readme_tiers;
 mod resources;

@@ -27,7 +27,12 @@ impl Handler for CallTool {
             Some(token) => {
                 let title = format!("{}: {}", args.server, args.tool);
                 let (tx, rx) = watch::channel::<Option<ProgressUpdate>>(None);
-                let reporter = tokio::spawn(report_progress(cx.client.clone(), token, title, rx));
+                let reporter = tokio::spawn(report_progress(
+                    cx.client.clone(),
+                    token,
+                    (!delivery.begun).then_some(title),
+                    rx,
+                ));
                 let sink: ProgressFn = Arc::new(move |u| {
                     tx.send_replace(Some(u));
                 });
@@ -89,20 +94,23 @@ async fn ask_arguments(
 /// At most this many progress reports a second reach the editor for one call.
 pub const PROGRESS_PER_SECOND: u32 = 100;
 
-/// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token: `begin`,
-/// a `report` per update (its message with the amount; `percentage` when the server gives a
-/// total), `end`. Updates coalesce to the latest one: at most [`PROGRESS_PER_SECOND`] reports a
+/// Turns MCP `notifications/progress` into LSP work-done progress on the editor's token: `begin`
+/// (with a title: else the sidecar began it and ends it), a `report` per update (its message
+/// with the amount; `percentage` when the server gives a total), `end`. Updates coalesce to the latest one: at most [`PROGRESS_PER_SECOND`] reports a
 /// second, and the last update before the call ends is always reported.
 async fn report_progress(
     client: tower_lsp_server::Client,
     token: ProgressToken,
-    title: String,
+    title: Option<String>,
     mut updates: watch::Receiver<Option<ProgressUpdate>>,
 ) {
     let send = |value: Value| {
         client.send_notification::<ProgressNotification>(ProgressParams::new(token.clone(), value))
     };
-    send(serde_json::json!({"kind": "begin", "title": title})).await;
+    let own = title.is_some();
+    if let Some(title) = title {
+        send(serde_json::json!({"kind": "begin", "title": title})).await;
+    }
     let pace = std::time::Duration::from_secs(1) / PROGRESS_PER_SECOND;
     // `changed` reports a value not yet seen before it reports the sender gone.
     while updates.changed().await.is_ok() {
@@ -112,7 +120,9 @@ async fn report_progress(
         }
         tokio::time::sleep(pace).await;
     }
-    send(serde_json::json!({"kind": "end"})).await;
+    if own {
+        send(serde_json::json!({"kind": "end"})).await;
+    }
 }
 
 /// One `WorkDoneProgressReport` for an MCP progress update.

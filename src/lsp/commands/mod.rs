@@ -26,8 +26,10 @@ use crate::elicitation::arguments::NoArguments;
 use crate::gateway::Gateway;
 use crate::mcp::{Manager, Reply};
 
+mod answer_document;
 mod app_request;
 mod call_tool;
+mod choose_tool;
 mod close_app;
 mod complete;
 mod expand_uri_template;
@@ -77,6 +79,12 @@ pub const HANDLERS: &[Entry] = &[
     entry::<app_request::AppRequest>(),
 ];
 
+/// Plain LSP's own commands (`contract::PLAIN_COMMANDS`), for editors without a plugin.
+pub const PLAIN_HANDLERS: &[Entry] = &[
+    entry::<answer_document::AnswerDocument>(),
+    entry::<choose_tool::ChooseTool>(),
+];
+
 /// One command.
 pub trait Handler {
     /// Its name: a constant of [`crate::contract`] (in `COMMANDS`).
@@ -121,15 +129,13 @@ pub enum Trust {
 pub struct Entry {
     pub name: &'static str,
     run: for<'a> fn(&'a Context<'a>, Arg, Delivery) -> BoxFuture<'a, Result<Reply>>,
-    #[cfg(test)]
-    class: Class,
+    pub class: Class,
 }
 
 const fn entry<H: Handler>() -> Entry {
     Entry {
         name: H::NAME,
         run: run::<H>,
-        #[cfg(test)]
         class: H::CLASS,
     }
 }
@@ -137,13 +143,17 @@ const fn entry<H: Handler>() -> Entry {
 impl Entry {
     /// The handler of command `name`.
     pub fn find(name: &str) -> Option<&'static Entry> {
-        HANDLERS.iter().find(|entry| entry.name == name)
+        HANDLERS
+            .iter()
+            .chain(PLAIN_HANDLERS)
+            .find(|entry| entry.name == name)
     }
 
     /// Runs `command` (named as this entry is).
     pub fn run<'a>(&self, cx: &'a Context<'a>, command: Command) -> BoxFuture<'a, Result<Reply>> {
         let delivery = Delivery {
             token: command.token,
+            begun: command.begun,
         };
         (self.run)(cx, command.arg, delivery)
     }
@@ -195,11 +205,16 @@ pub struct Command {
     pub name: String,
     pub arg: Arg,
     pub token: Option<ProgressToken>,
+    /// The token's progress was begun by the sidecar (plain LSP's cancellable progress): the
+    /// command reports on it, but neither begins nor ends it.
+    pub begun: bool,
 }
 
 /// How a command's result travels besides its reply: the editor's progress token.
 pub struct Delivery {
     pub token: Option<ProgressToken>,
+    /// See [`Command::begun`].
+    pub begun: bool,
 }
 
 /// A command's argument: parsed already (tower-lsp-server's reading of the params), or the
@@ -218,6 +233,7 @@ impl From<ExecuteCommandParams> for Command {
             name: params.command,
             arg: arg.map_or(Arg::None, Arg::Value),
             token: params.work_done_progress_params.work_done_token,
+            begun: false,
         }
     }
 }
@@ -308,7 +324,10 @@ mod tests {
             reconfigure: &|| {},
             apps: &crate::views::Apps::new(manager.clone()),
         };
-        let delivery = || Delivery { token: None };
+        let delivery = || Delivery {
+            token: None,
+            begun: false,
+        };
         let call = std::mem::size_of_val(&manager.call_tool("a", "b", None, Caller::default()));
         // The call's own future holds only the common path: a legacy stdio call past rmcp's
         // peer; rmcp's request, URL steps and input rounds are boxed.
@@ -389,6 +408,7 @@ mod tests {
                 name: entry.name.into(),
                 arg: Arg::Value(arg),
                 token: None,
+                begun: false,
             };
             entry.run(cx, command)
         };

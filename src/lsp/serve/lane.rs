@@ -41,6 +41,7 @@ impl<'a> LaneParams<'a> {
                 .argument
                 .map_or(Arg::None, |raw| Arg::Raw(raw.to_owned())),
             token: self.work_done_token,
+            begun: false,
         }
     }
 }

@@ -600,6 +600,11 @@ impl Manager {
         self.inner().settings.apps.clone()
     }
 
+    /// The `plainLsp` settings last applied.
+    pub fn plain_lsp_settings(&self) -> crate::config::PlainLspSettings {
+        self.inner().settings.plain_lsp.clone()
+    }
+
     /// The `ui://` resource of `tool`'s view on `server`, if it has one (from the listed tools).
     pub async fn tool_view(&self, server: &str, tool: &str) -> Option<String> {
         let tools = self.running(server).ok()?.tools().await.ok()?;

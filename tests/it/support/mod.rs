@@ -640,6 +640,35 @@ impl TestEditor {
         response["result"].clone()
     }
 
+    /// `initialize` + `initialized` as an editor without the sidecar's plugin: `capabilities`
+    /// as given (no `experimental.mcpSidecar`), no server scopes reported.
+    pub async fn initialize_plain(
+        &self,
+        folders: &[(&Path, &str)],
+        settings: Value,
+        capabilities: Value,
+    ) -> Value {
+        self.user_scopes.store(false, Ordering::SeqCst);
+        self.shared.lock().unwrap().settings = settings.clone();
+        let folders: Vec<Value> = folders
+            .iter()
+            .map(|(p, n)| json!({"uri": file_uri(p), "name": n}))
+            .collect();
+        let response = self
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "capabilities": capabilities,
+                    "workspaceFolders": folders, "initializationOptions": settings}),
+            )
+            .await;
+        assert!(
+            response.get("error").is_none(),
+            "initialize failed: {response}"
+        );
+        self.notify("initialized", json!({})).await;
+        response["result"].clone()
+    }
+
     /// `shutdown`, then `exit`, then waits until the sidecar closed the connection (so all it
     /// sent is in). The `stopped` statuses sent from `shutdown` on count as read: stopping the
     /// servers is what the test asked for.
