@@ -21,6 +21,11 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
     commands::HANDLERS.iter().map(|handler| handler.name)
 }
 
+/// Plain LSP's own commands (for an editor without the plugin), in the order of their table.
+pub fn plain_command_names() -> impl Iterator<Item = &'static str> {
+    commands::PLAIN_HANDLERS.iter().map(|handler| handler.name)
+}
+
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::LspService;
 

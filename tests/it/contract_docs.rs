@@ -89,7 +89,12 @@ fn every_method_and_command_has_exactly_one_section() {
         .lines()
         .filter_map(|l| l.strip_prefix("### `").and_then(|l| l.strip_suffix('`')))
         .collect();
-    let code: BTreeSet<&str> = METHODS.iter().chain(COMMANDS).copied().collect();
+    let code: BTreeSet<&str> = METHODS
+        .iter()
+        .chain(COMMANDS)
+        .chain(PLAIN_COMMANDS)
+        .copied()
+        .collect();
     assert_eq!(headings, code);
 }
 
@@ -107,11 +112,22 @@ fn every_command_has_exactly_one_handler() {
         COMMANDS.iter().copied().collect::<BTreeSet<_>>(),
         "the handler table (src/lsp/commands/mod.rs) and contract::COMMANDS differ"
     );
+    let plain: BTreeSet<&str> = mcp_sidecar::lsp::plain_command_names().collect();
+    assert_eq!(
+        plain,
+        PLAIN_COMMANDS.iter().copied().collect::<BTreeSet<_>>(),
+        "the plain handler table (src/lsp/commands/mod.rs) and contract::PLAIN_COMMANDS differ"
+    );
 }
 
 #[test]
 fn every_name_the_page_mentions_exists() {
-    let code: BTreeSet<&str> = METHODS.iter().chain(COMMANDS).copied().collect();
+    let code: BTreeSet<&str> = METHODS
+        .iter()
+        .chain(COMMANDS)
+        .chain(PLAIN_COMMANDS)
+        .copied()
+        .collect();
     for (i, _) in DOC.match_indices("`mcp-sidecar") {
         let rest = &DOC[i + 1..];
         if !rest["mcp-sidecar".len()..].starts_with(['/', '.']) {
