@@ -178,17 +178,22 @@ fn options_text(options: &[Choice]) -> String {
         .join(", ")
 }
 
-/// How a value is written on its field's line: what [`read`] reads back as the same value.
+/// How a value is written on its field's line: what [`read`] reads back as the same value. A
+/// value that cannot stay on one line is left out (the person types it).
 fn value_text(field: &Field, value: &Value) -> String {
-    match (&field.kind, value) {
+    let text = match (&field.kind, value) {
         (Kind::Boolean, Value::Bool(b)) => if *b { "yes" } else { "no" }.into(),
         (_, Value::Array(items)) => items
             .iter()
             .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
             .collect::<Vec<_>>()
             .join(", "),
-        (_, Value::String(s)) if s.contains(['\n', '\r']) => String::new(),
         _ => display(value),
+    };
+    if text.contains(['\n', '\r']) {
+        String::new()
+    } else {
+        text
     }
 }
 

@@ -216,4 +216,20 @@ proptest! {
         let fields = text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).count();
         prop_assert_eq!(fields, 1, "{}", text);
     }
+
+    /// Whatever a server's choices and their defaults hold: one line per field.
+    #[test]
+    fn any_choices_and_defaults_keep_one_line_per_field(
+        a in any::<String>(), b in any::<String>(), pick_b in any::<bool>()
+    ) {
+        prop_assume!(a != b);
+        let default = if pick_b { b.clone() } else { a.clone() };
+        let form = form(json!({"type": "object", "properties": {
+            "one": {"type": "string", "enum": [a.clone(), b.clone()], "default": default.clone()},
+            "many": {"type": "array", "items": {"enum": [a.clone(), b.clone()]}, "default": [default]}
+        }}));
+        let text = render(&form, &[], &Map::new());
+        let fields = text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).count();
+        prop_assert_eq!(fields, form.fields.len(), "{}", text);
+    }
 }
