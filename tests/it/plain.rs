@@ -532,3 +532,88 @@ async fn a_tool_is_called_from_a_code_action_or_chosen_by_name_and_its_result_op
     .await;
     editor.shutdown_and_exit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_drafts_are_documents_saved_to_send_or_rejected() {
+    let editor = start(
+        json!({"drafts": demo_server("both", Some("2025-11-25"))}),
+        json!({}),
+    )
+    .await;
+    editor.ignore("$/progress");
+    editor.ignore("window/showMessage");
+    editor.ignore("textDocument/publishDiagnostics");
+    let mark = editor.mark();
+    let call = spawn_call(&editor, "drafts", "analyze_flights", json!({}));
+    take_progress(&editor, mark).await;
+    let (uri, path, request) = next_document(&editor).await;
+    assert!(
+        path.to_string_lossy().ends_with("-drafts-request.md"),
+        "{path:?}"
+    );
+    assert!(request.contains("maxTokens: 400"), "{request}");
+    open(&editor, &uri, &request).await;
+    // Saved as edited: the request goes on; the answer is the next document.
+    save(
+        &editor,
+        &uri,
+        Some(&request.replace("maxTokens: 400", "maxTokens: 64")),
+    )
+    .await;
+    let (uri, path, answer) = next_document(&editor).await;
+    assert!(
+        path.to_string_lossy().ends_with("-drafts-answer.md"),
+        "{path:?}"
+    );
+    assert!(answer.contains("model: manual"), "{answer}");
+    let written = format!("{}\nFlight 7 is the best value.\n", answer.trim_end());
+    open(&editor, &uri, &answer).await;
+    // Typed, not saved: the Send code action sends what the editor has.
+    editor
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": &uri, "version": 2}, "contentChanges": [{"text": &written}]}),
+        )
+        .await;
+    let actions = editor
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": &uri}, "range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
+        )
+        .await;
+    let send = actions["result"][0]["command"].clone();
+    assert_eq!(actions["result"][0]["title"], "Send", "{actions}");
+    assert_eq!(actions["result"][1]["title"], "Reject", "{actions}");
+    editor
+        .command(
+            send["command"].as_str().unwrap(),
+            send["arguments"][0].clone(),
+        )
+        .await;
+    let result = call.await.unwrap();
+    assert_eq!(
+        structured(&result),
+        json!({"model": "manual", "stopReason": "endTurn", "text": "Flight 7 is the best value."})
+    );
+    assert!(!path.exists());
+    result_document(&editor).await;
+
+    // Reject: the server hears no.
+    let call = spawn_call_response(&editor, "drafts", "analyze_flights", json!({}));
+    take_progress(&editor, mark).await;
+    let (uri, _, _) = next_document(&editor).await;
+    editor
+        .command(
+            "mcp-sidecar.answerDocument",
+            json!({"uri": &uri, "action": "reject"}),
+        )
+        .await;
+    let response = call.await.unwrap();
+    assert!(
+        response.to_string().contains("declined") || response.to_string().contains("rejected"),
+        "{response}"
+    );
+    result_document(&editor).await;
+    editor.shutdown_and_exit().await;
+}
