@@ -17,6 +17,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'json)
 (require 'tabulated-list)
 (require 'mcp-sidecar-client)
 
