@@ -12,7 +12,8 @@
 (require 'mcp-sidecar-test-helpers)
 
 (defun form-test-call-book-trip (arguments)
-  "Keys that call book_trip with ARGUMENTS (JSON text) through `mcp-sidecar-call-tool'."
+  "Keys that call book_trip with ARGUMENTS (JSON text).
+Through `mcp-sidecar-call-tool' with a prefix argument."
   (list "C-u M-x" '("mcp-sidecar-call-tool") "RET" '("book_trip") "TAB RET" (list arguments) "RET"))
 
 (ert-deftest form-test-submit-with-back-and-a-reasked-field ()

@@ -19,7 +19,8 @@
   "The package's directory.")
 
 (defun load-test-emacs (dir form)
-  "Run FORM in a fresh `emacs -Q --batch' with DIR on `load-path'; return what it printed."
+  "Run FORM in a fresh `emacs -Q --batch' with DIR on `load-path'.
+Return what it printed."
   (with-temp-buffer
     (let ((status (call-process (expand-file-name invocation-name invocation-directory)
                                 nil (list t nil) nil "-Q" "--batch" "-L" dir

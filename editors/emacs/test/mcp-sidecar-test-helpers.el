@@ -35,7 +35,8 @@
 (add-hook 'minibuffer-exit-hook (lambda () (setq mst-exits (1+ mst-exits))))
 
 (defun mst-wait (predicate what &optional seconds)
-  "Run the event loop until PREDICATE returns non-nil; fail after SECONDS naming WHAT.
+  "Run the event loop until PREDICATE returns non-nil.
+Fail after SECONDS (default 20), naming WHAT.
 Return what PREDICATE returned."
   (let ((deadline (+ (float-time) (or seconds 20))) value)
     (while (not (setq value (funcall predicate)))
@@ -45,7 +46,7 @@ Return what PREDICATE returned."
     value))
 
 (defun mst-await-minibuffer ()
-  "Wait until the next minibuffer was shown and left (the key <f12> of the tests).
+  "Wait until the next minibuffer was shown and left (<f12> in the tests).
 Inside a minibuffer it does nothing: the minibuffer it waits for is open."
   (interactive)
   (unless (active-minibuffer-window)
@@ -55,7 +56,7 @@ Inside a minibuffer it does nothing: the minibuffer it waits for is open."
 (global-set-key (kbd "<f12>") #'mst-await-minibuffer)
 
 (defun mst-keys (&rest parts)
-  "The key sequence of PARTS: a string is `kbd' notation, a list holds literal text."
+  "The keys of PARTS: a string is `kbd' notation, a list holds literal text."
   (apply #'vconcat (mapcar (lambda (part) (if (consp part) (car part) (kbd part))) parts)))
 
 (defun mst-press (&rest parts)
@@ -100,7 +101,7 @@ return the folder."
             (format "%s to be %s (is %s)" name state (mst-server-state name)) 30))
 
 (defun mst-start (&optional servers workspace)
-  "Configure the package with SERVERS (default: the demo) in WORKSPACE and start it.
+  "Start the package with SERVERS (default: the demo) in WORKSPACE.
 WORKSPACE is a folder name for `mst-workspace'.  Return the connection."
   (should (and mst-bin (file-executable-p mst-bin)))
   (setq mcp-sidecar-program mst-bin
@@ -116,7 +117,8 @@ WORKSPACE is a folder name for `mst-workspace'.  Return the connection."
   (mst-wait (lambda () (get-buffer name)) (concat "the buffer " name) seconds))
 
 (defun mst-draft (kind &optional seen)
-  "Wait for a draft buffer of KIND (\"samplingRequest\"...) not in SEEN; select it."
+  "Wait for a draft buffer of KIND (\"samplingRequest\"...) not in SEEN.
+Select it and return it."
   (let ((buffer (mst-wait (lambda ()
                             (cl-find-if (lambda (buffer)
                                           (let ((prompt (buffer-local-value 'mcp-sidecar-draft

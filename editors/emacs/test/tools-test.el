@@ -12,6 +12,7 @@
 ;;; Code:
 
 (require 'mcp-sidecar-test-helpers)
+(require 'shell)
 
 (ert-deftest tools-test-call-with-the-arguments-the-sidecar-asks ()
   "Pick add, answer a and b, confirm the review: the result buffer shows the sum."
