@@ -33,6 +33,15 @@
   :prefix "mcp-sidecar-"
   :link '(url-link "https://github.com/OWNER/mcp-sidecar"))
 
+(declare-function mcp-sidecar-reconfigure "mcp-sidecar-client" ())
+
+(defun mcp-sidecar--set-and-send (symbol value)
+  "Set SYMBOL to VALUE; running sidecars get the new settings.
+Through workspace/didChangeConfiguration (`mcp-sidecar-reconfigure')."
+  (set-default symbol value)
+  (when (featurep 'mcp-sidecar-client)
+    (mcp-sidecar-reconfigure)))
+
 (defcustom mcp-sidecar-program nil
   "The mcp-sidecar executable: a file name, or a command name.
 A command name is looked up in the variable `exec-path'.  nil finds it:
@@ -60,13 +69,18 @@ DEFINITION is a plist in the shape of VS Code's mcp.json, for example
                  :args (\"-y\" \"@modelcontextprotocol/server-everything\")))
 Lists of strings become JSON arrays.  These servers are yours (scope
 \"user\"): they run without being trusted.  Servers a project defines in
-its own files (.vscode/mcp.json, .mcp.json) are asked about first."
-  :type '(alist :key-type (string :tag "Name") :value-type (plist :tag "Definition")))
+its own files (.vscode/mcp.json, .mcp.json) are asked about first.
+Set with `customize' or `setopt', running sidecars get the change at once;
+after `setq', run \[mcp-sidecar-reconfigure]."
+  :type '(alist :key-type (string :tag "Name") :value-type (plist :tag "Definition"))
+  :set #'mcp-sidecar--set-and-send)
 
 (defcustom mcp-sidecar-settings nil
   "Other settings of the sidecar, as a plist (see docs/configuration.md).
-For example (:roots (:exclude (\"**/node_modules\")) :maxRestarts 3)."
-  :type '(plist :tag "Settings"))
+For example (:roots (:exclude (\"**/node_modules\")) :maxRestarts 3).
+Running sidecars get a change as for the option `mcp-sidecar-servers'."
+  :type '(plist :tag "Settings")
+  :set #'mcp-sidecar--set-and-send)
 
 (defcustom mcp-sidecar-workspace-folders nil
   "Extra folders given to every sidecar as workspace folders (and so as MCP roots).

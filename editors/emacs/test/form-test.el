@@ -90,4 +90,41 @@ Through `mcp-sidecar-call-tool' with a prefix argument."
     (should (string-search "Review your answers" review)))
   (mst-back-to-workspace))
 
+;; URL elicitation ------------------------------------------------------------------------------
+
+(ert-deftest form-test-url-consent-copy-then-open ()
+  "login asks before opening its page: Copy URL copies it, Open goes to `browse-url'."
+  (mst-start)
+  (setq mst-minibuffers nil)
+  (let* ((opened nil)
+         (browse-url-browser-function (lambda (url &rest _) (push url opened))))
+    (mst-press "M-x" '("mcp-sidecar-call-tool") "RET" '("login") "TAB RET"
+               "<f12>" '("Copy") "TAB RET"
+               "<f12>" '("Open") "TAB RET")
+    (let ((result (mst-result "demo" "login")))
+      (should (string-search "Sign-in started in the browser: https://example.com/login?session="
+                             result))
+      (should (equal 1 (length opened)))
+      (should (string-prefix-p "https://example.com/login?session=" (car opened)))
+      (should (string-search (car opened) result))
+      ;; Copy URL put the whole address on the kill ring (and so the clipboard).
+      (should (equal (car opened) (current-kill 0 t)))))
+  (let ((consent (mst-prompts "Sign in to Example Travel")))
+    (should (= 2 (length consent)))
+    (should (string-search "demo wants to open a page at example.com" (car (nth 0 consent)))))
+  (mst-back-to-workspace))
+
+;; Cancelled by the sidecar --------------------------------------------------------------------------
+
+(ert-deftest form-test-a-cancelled-call-closes-its-open-question ()
+  "Cancelling the call while a question is open: the sidecar closes it (cancelPrompt)."
+  (mst-start)
+  (apply #'mst-press (append (form-test-call-book-trip "{}") (list "<f12>" "<f11>")))
+  (mst-wait (lambda () (string-search "demo › book_trip: cancelled" (mst-messages)))
+            "the call to end as cancelled")
+  (should-not (active-minibuffer-window))
+  (should-not mcp-sidecar--pending)
+  (should-not (get-buffer "*mcp result: demo/book_trip*"))
+  (mst-back-to-workspace))
+
 ;;; form-test.el ends here

@@ -13,6 +13,7 @@
 ;;; Code:
 
 (require 'checkdoc)
+(require 'package)
 
 (defvar lint-package-dir
   (file-name-directory (directory-file-name (file-name-directory load-file-name)))
@@ -48,6 +49,23 @@
       (setq lint-problems (1+ lint-problems))
       (message "lint: checkdoc: %s" problem))))
 
+(defun lint-package-headers (file)
+  "Check that package.el reads FILE's headers: name, version, Emacs 28.1, a URL."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (emacs-lisp-mode)
+    (let ((desc (condition-case err (package-buffer-info)
+                  (error (message "lint: package.el cannot read %s: %s" file
+                                  (error-message-string err))
+                         nil))))
+      (unless (and desc
+                   (eq (package-desc-name desc) 'mcp-sidecar)
+                   (equal (package-desc-reqs desc) '((emacs (28 1))))
+                   (alist-get :url (package-desc-extras desc)))
+        (setq lint-problems (1+ lint-problems))
+        (message "lint: the package headers of %s are not what package.el needs: %S"
+                 file desc)))))
+
 (let* ((out (make-temp-file "mcp-sidecar-lint" t))
        (package-files (directory-files lint-package-dir t "\\`mcp-sidecar.*\\.el\\'"))
        (test-files (directory-files (expand-file-name "test" lint-package-dir) t "\\.el\\'"))
@@ -58,7 +76,8 @@
         (dolist (file (append package-files test-files))
           (lint-compile file out))
         (dolist (file package-files)
-          (lint-checkdoc file)))
+          (lint-checkdoc file))
+        (lint-package-headers (expand-file-name "mcp-sidecar.el" lint-package-dir)))
     (delete-directory out t))
   (if (> lint-problems 0)
       (progn (message "lint: %d problem(s)" lint-problems)

@@ -16,6 +16,7 @@
 
 (require 'ert)
 (require 'cl-lib)
+(require 'subr-x)
 (require 'mcp-sidecar)
 (require 'mcp-sidecar-commands)
 (require 'mcp-sidecar-resources)
@@ -54,6 +55,18 @@ Inside a minibuffer it does nothing: the minibuffer it waits for is open."
       (mst-wait (lambda () (> mst-exits before)) "a question in the minibuffer"))))
 
 (global-set-key (kbd "<f12>") #'mst-await-minibuffer)
+
+(defun mst-cancel-calls ()
+  "Cancel the requests waiting on the sidecar (<f11> in the tests, in a question).
+As an editor does with $/cancelRequest: the sidecar then closes the open
+question with `mcp-sidecar/cancelPrompt', which ends this command too."
+  (interactive)
+  (let ((conn (mcp-sidecar--connection)))
+    (dolist (id (hash-table-keys (jsonrpc--request-continuations conn)))
+      (jsonrpc-notify conn '$/cancelRequest (list :id id)))
+    (mst-wait #'ignore "the question to be closed")))
+
+(global-set-key (kbd "<f11>") #'mst-cancel-calls)
 
 (defun mst-keys (&rest parts)
   "The keys of PARTS: a string is `kbd' notation, a list holds literal text."
