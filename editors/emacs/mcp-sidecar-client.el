@@ -22,8 +22,11 @@
 (require 'mcp-sidecar-ui)
 
 (defconst mcp-sidecar--directory
-  (file-name-directory (file-truename (or load-file-name buffer-file-name)))
-  "The directory this package's files are in (links followed).")
+  (let* ((file (or load-file-name buffer-file-name))
+         (source (and (string-suffix-p ".elc" file) (substring file 0 -1))))
+    ;; straight.el links the sources into its build directory and compiles beside them.
+    (file-name-directory (file-truename (if (and source (file-exists-p source)) source file))))
+  "The directory of this package's sources (links followed).")
 
 ;;; The contract
 
