@@ -368,7 +368,8 @@ Return its answer (nil when dismissed)."
                                   #'<)))))))
 
 (defun mcp-sidecar--ask (prompt)
-  "Ask PROMPT in the minibuffer: its answer, nil when dismissed, or :cancelled."
+  "Ask PROMPT in the minibuffer: its answer, nil when dismissed, or :cancelled.
+A question that cannot be shown (an error) counts as dismissed."
   (let* ((tag (make-symbol "mcp-sidecar-prompt"))
          (params (mcp-sidecar--prompt-params prompt))
          (inhibit-quit nil))
@@ -378,13 +379,15 @@ Return its answer (nil when dismissed)."
               (throw tag :cancelled))))
     (catch tag
       (let ((mcp-sidecar--open (cons prompt mcp-sidecar--open)))
-        (condition-case nil
+        (condition-case err
             (cond ((eq (mcp-sidecar--prompt-kind prompt) 'input)
                    (mcp-sidecar--read-input params))
                   ((mcp-sidecar--true-p (plist-get params :canPickMany))
                    (mcp-sidecar--read-many params))
                   (t (mcp-sidecar--read-pick params)))
-          (quit nil))))))
+          (quit nil)
+          (error (mcp-sidecar--say "could not show the question: %s" (error-message-string err))
+                 nil))))))
 
 (defun mcp-sidecar--show (prompt)
   "Show PROMPT in the minibuffer and settle it with the answer.
