@@ -45,6 +45,13 @@
                                                        (getenv "XDG_STATE_HOME")))
                (buffer-string))))
     (should (string-search "\"outcome\":\"accepted\"" log)))
+  ;; mcp-sidecar-open-sampling-log: the sidecar asks Emacs to show that file.
+  (mcp-sidecar-open-sampling-log)
+  (let ((log (mst-wait (lambda () (get-file-buffer (expand-file-name "mcp-sidecar/sampling.jsonl"
+                                                                     (getenv "XDG_STATE_HOME"))))
+                       "the sampling log's buffer")))
+    (should (eq log (window-buffer (selected-window))))
+    (kill-buffer log))
   (mst-back-to-workspace))
 
 (ert-deftest sampling-test-reject-the-request ()
