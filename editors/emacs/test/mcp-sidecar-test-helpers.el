@@ -113,10 +113,17 @@ return the folder."
   (mst-wait (lambda () (equal (mst-server-state name) state))
             (format "%s to be %s (is %s)" name state (mst-server-state name)) 30))
 
+(defun mst-clear-messages ()
+  "Empty the *Messages* buffer: a test reads only its own messages."
+  (with-current-buffer (messages-buffer)
+    (let ((inhibit-read-only t))
+      (erase-buffer))))
+
 (defun mst-start (&optional servers workspace)
   "Start the package with SERVERS (default: the demo) in WORKSPACE.
 WORKSPACE is a folder name for `mst-workspace'.  Return the connection."
   (should (and mst-bin (file-executable-p mst-bin)))
+  (mst-clear-messages)
   (setq mcp-sidecar-program mst-bin
         mcp-sidecar-servers (or servers (list (mst-demo))))
   (mcp-sidecar-mode 1)

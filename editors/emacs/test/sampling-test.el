@@ -73,4 +73,30 @@
   (should-not (get-buffer "*mcp result: demo/analyze_flights*"))
   (mst-back-to-workspace))
 
+(ert-deftest sampling-test-a-broken-draft-comes-back-with-its-problem ()
+  "A request draft the sidecar cannot read opens again as it was, the line marked."
+  (mst-start)
+  (sampling-test-call)
+  (let ((request (mst-draft "samplingRequest")) typed)
+    (with-current-buffer request
+      (goto-char (point-min))
+      (should (search-forward "maxTokens: 400" nil t))
+      (replace-match "maxTokens: lots" t t)
+      (setq typed (mst-text request)))
+    (mst-press "C-c C-c")
+    (let* ((again (mst-draft "samplingRequest" (list request)))
+           (marks (with-current-buffer again
+                    (goto-char (point-min))
+                    (search-forward "maxTokens: lots")
+                    (delq nil (mapcar (lambda (overlay) (overlay-get overlay 'after-string))
+                                      (overlays-in (line-beginning-position)
+                                                   (line-end-position)))))))
+      (should (equal typed (mst-text again)))
+      (should (equal 1 (length marks)))
+      (should (string-search "maxTokens must be a positive whole number" (car marks)))
+      (mst-press "C-c C-k")))
+  (mst-wait (lambda () (string-search "the person rejected the request" (mst-messages)))
+            "the call to end")
+  (mst-back-to-workspace))
+
 ;;; sampling-test.el ends here

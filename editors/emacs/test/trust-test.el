@@ -33,6 +33,7 @@
 (ert-deftest trust-test-asked-untrusted-and-trusted-again ()
   "Trust in the sidecar's question starts ws; untrust stops it; trust starts it again."
   (should (and mst-bin (file-executable-p mst-bin)))
+  (mst-clear-messages)
   (setq mcp-sidecar-program mst-bin
         mcp-sidecar-servers (list (mst-demo)))
   (mcp-sidecar-mode 1)
