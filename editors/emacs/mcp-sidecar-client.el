@@ -309,7 +309,8 @@ Waits for its handshake; signals a `user-error' when it cannot start."
   (force-mode-line-update t))
 
 (defun mcp-sidecar--stop (conn)
-  "End the sidecar CONN: shutdown and exit, then wait a little for it to go."
+  "End the sidecar CONN: shutdown and exit, then wait a little for it to go.
+What is left is killed, with its buffers."
   (when (jsonrpc-running-p conn)
     (ignore-errors
       (jsonrpc-async-request conn :shutdown nil :timeout 2
@@ -323,11 +324,20 @@ Waits for its handshake; signals a `user-error' when it cannot start."
       (let ((deadline (+ (float-time) 2)))
         (while (and (jsonrpc-running-p conn) (< (float-time) deadline))
           (accept-process-output nil 0.05)))))
-  (jsonrpc-shutdown conn t))
+  (let ((process (jsonrpc--process conn))
+        (stderr (jsonrpc-stderr-buffer conn)))
+    (when (process-live-p process)
+      (delete-process process))
+    (mcp-sidecar--on-shutdown conn)
+    (dolist (buffer (list (process-buffer process) stderr))
+      (when (buffer-live-p buffer)
+        (kill-buffer buffer)))))
 
 (defun mcp-sidecar--stop-all ()
-  "End every sidecar (`kill-emacs-hook')."
-  (mapc #'mcp-sidecar--stop (mcp-sidecar--all)))
+  "End every sidecar (`kill-emacs-hook').
+The questions they asked stay as they are: Emacs is on its way out."
+  (let ((mcp-sidecar--exiting t))
+    (mapc #'mcp-sidecar--stop (mcp-sidecar--all))))
 
 (add-hook 'kill-emacs-hook #'mcp-sidecar--stop-all)
 

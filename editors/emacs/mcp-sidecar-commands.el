@@ -67,11 +67,23 @@ Its major mode is MODE, by default `special-mode'."
 
 ;;; Tools
 
+(defun mcp-sidecar--running-servers (conn)
+  "The names of CONN's running servers.
+While none is running and some are starting, wait for one."
+  (let ((deadline (+ (float-time) mcp-sidecar-request-timeout)) running)
+    (while (let ((rows (mcp-sidecar--list-servers conn)))
+             (setq running (mcp-sidecar--row-names
+                            (cl-remove-if-not (lambda (row) (equal (plist-get row :state) "running"))
+                                              rows)))
+             (and (null running) (< (float-time) deadline)
+                  (cl-some (lambda (row) (equal (plist-get row :state) "starting")) rows)))
+      (mcp-sidecar--say "waiting for the MCP servers to start…")
+      (accept-process-output nil 0.2))
+    running))
+
 (defun mcp-sidecar--running-server (conn)
   "The server of CONN to call a tool of: the only one running, else one picked."
-  (let ((running (mapcar (lambda (row) (plist-get row :name))
-                         (cl-remove-if-not (lambda (row) (equal (plist-get row :state) "running"))
-                                           (mcp-sidecar--list-servers conn)))))
+  (let ((running (mcp-sidecar--running-servers conn)))
     (cond ((null running) (user-error "No MCP server is running (M-x mcp-sidecar-servers)"))
           ((null (cdr running)) (car running))
           (t (completing-read "Call a tool of which MCP server? "

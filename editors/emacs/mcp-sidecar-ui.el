@@ -51,6 +51,9 @@
 (defvar mcp-sidecar--open nil
   "The questions whose minibuffer is active, innermost first (bound dynamically).")
 
+(defvar mcp-sidecar--exiting nil
+  "Non-nil while Emacs exits: closing a question must not interrupt that.")
+
 (defvar mcp-sidecar--exit-with nil
   "The answer of the key that ended the current question.
 The Back key sets it to (:back t).")
@@ -375,7 +378,7 @@ A question that cannot be shown (an error) counts as dismissed."
          (inhibit-quit nil))
     (setf (mcp-sidecar--prompt-closer prompt)
           (lambda ()
-            (when (memq prompt mcp-sidecar--open)
+            (when (and (memq prompt mcp-sidecar--open) (not mcp-sidecar--exiting))
               (throw tag :cancelled))))
     (catch tag
       (let ((mcp-sidecar--open (cons prompt mcp-sidecar--open)))
