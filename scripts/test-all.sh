@@ -2,11 +2,11 @@
 # Every test of the project, tier by tier, each under its own time budget.
 # This is the README's test command, and exactly what CI runs (.ci/run).
 #   scripts/test-all.sh            all tiers
-#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, apps, conformance, nvim, vscode)
+#   TIERS="lint unit" scripts/test-all.sh   only some (lint, peers, unit, interop, apps, conformance, nvim, emacs, vscode)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TIERS="${TIERS:-lint peers unit interop apps conformance nvim vscode}"
+TIERS="${TIERS:-lint peers unit interop apps conformance nvim emacs vscode}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Two cores: keep test threads modest so timing-sensitive tests are not starved.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-2}"
@@ -116,6 +116,16 @@ nvim() {
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/nvim/test/run.sh
 }
 
+emacs_tier() {
+  # Emacs 28 (Debian's emacs-nox, with elpa-eglot and elpa-lsp-mode beside it), the real
+  # package, the built sidecar; every file byte-compiled with warnings as errors, and checkdoc.
+  cargo build --locked
+  local emacs
+  emacs=$(scripts/install-emacs.sh)
+  "$emacs" -Q --batch -l editors/emacs/test/lint.el
+  EMACS="$emacs" MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/emacs/test/run.sh
+}
+
 vscode() {
   # Real VS Code (code-server) with the packaged VSIX, driven by headless Chromium. The VSIX for
   # the test run carries this debug binary (run.sh packages MCP_SIDECAR_BIN; no binaryPath is
@@ -124,7 +134,7 @@ vscode() {
   MCP_SIDECAR_BIN="$PWD/target/debug/mcp-sidecar" editors/vscode/test/run.sh
 }
 
-export -f lint unit interop apps conformance nvim vscode
+export -f lint unit interop apps conformance nvim emacs_tier vscode
 has lint && tier lint 900 lint
 has peers && tier peers 900 scripts/install-peers.sh
 has unit && tier unit 1200 unit
@@ -132,5 +142,6 @@ has interop && tier interop 900 interop
 has apps && tier apps 600 apps
 has conformance && tier conformance 600 conformance
 has nvim && tier nvim 1500 nvim
+has emacs && tier emacs 300 emacs_tier
 has vscode && tier vscode 900 vscode
 echo "=== all tiers passed in ${SECONDS}s"

@@ -1,8 +1,8 @@
 # Sourced by scripts/test-all.sh: runs one tier and checks that it left the machine as it found
 # it. A tier fails when, after it ran,
 #   - the person's own sidecar directories changed (~/.config/mcp-sidecar, ~/.local/state/mcp-sidecar,
-#     their $XDG_CONFIG_HOME / $XDG_STATE_HOME counterparts, Neovim's mcp-sidecar.log): tests use
-#     temporary HOME/XDG directories;
+#     their $XDG_CONFIG_HOME / $XDG_STATE_HOME counterparts, Neovim's and Emacs's mcp-sidecar.log):
+#     tests use temporary HOME/XDG directories;
 #   - a process of the tier is still running: one carrying the tier's marker in its environment
 #     (everything the tier starts inherits it, daemons included), or one started during the tier
 #     with the checkout's path on its command line and no terminal (a child started with a cleared
@@ -12,9 +12,11 @@
 # The watched paths, one a line (each once).
 watched_paths() {
   {
-    printf '%s\n' "$HOME/.config/mcp-sidecar" "$HOME/.local/state/mcp-sidecar" "$HOME/.local/state/nvim/mcp-sidecar.log"
+    printf '%s\n' "$HOME/.config/mcp-sidecar" "$HOME/.local/state/mcp-sidecar" "$HOME/.local/state/nvim/mcp-sidecar.log" \
+      "$HOME/.emacs.d/mcp-sidecar.log" "$HOME/.config/emacs/mcp-sidecar.log"
     [ -z "${XDG_CONFIG_HOME:-}" ] || printf '%s\n' "$XDG_CONFIG_HOME/mcp-sidecar"
     [ -z "${XDG_STATE_HOME:-}" ] || printf '%s\n' "$XDG_STATE_HOME/mcp-sidecar" "$XDG_STATE_HOME/nvim/mcp-sidecar.log"
+    [ -z "${XDG_CONFIG_HOME:-}" ] || printf '%s\n' "$XDG_CONFIG_HOME/emacs/mcp-sidecar.log"
   } | awk '!seen[$0]++'
 }
 

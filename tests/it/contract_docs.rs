@@ -2,9 +2,9 @@
 //! section, every name the page mentions exists, every field of every params type is documented in
 //! its section, and every example parses into the Rust type and serializes back unchanged. Keeps
 //! the sidecar's command handlers (the table in `src/lsp/commands/mod.rs`) in step with the
-//! contract: one handler per command. And keeps both editors in step with the contract: VS Code (`editors/vscode`) and Neovim
-//! (`editors/nvim`) each handle every method and offer every command, or list it as not offered,
-//! with the reason.
+//! contract: one handler per command. And keeps the editors in step with the contract: VS Code
+//! (`editors/vscode`), Neovim (`editors/nvim`) and Emacs (`editors/emacs`) each handle every
+//! method and offer every command, or list it as not offered, with the reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -219,9 +219,10 @@ async fn the_documented_expansion_is_the_sidecars() {
 
 // The editors ------------------------------------------------------------------------------------
 //
-// Every method and command of the contract is handled by both editors, or listed as deliberately
+// Every method and command of the contract is handled by every editor, or listed as deliberately
 // not offered (with the reason) in one place per editor: `NOT_OFFERED` in
-// editors/vscode/src/contract.ts, `M.not_offered` in editors/nvim/lua/mcp_sidecar/lsp_config.lua.
+// editors/vscode/src/contract.ts, `M.not_offered` in editors/nvim/lua/mcp_sidecar/lsp_config.lua,
+// `mcp-sidecar--not-offered` in editors/emacs/mcp-sidecar-client.el.
 
 fn editor_file(path: &str) -> String {
     let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
@@ -569,4 +570,167 @@ fn neovim_handles_every_method_and_offers_every_command() {
             "Neovim: M.CMD names {value}, which is not a command of the contract"
         );
     }
+}
+
+// Emacs ------------------------------------------------------------------------------------------
+//
+// editors/emacs/mcp-sidecar-client.el holds three tables: `mcp-sidecar--not-offered` (contract
+// names with the reason), `mcp-sidecar--handlers` (method → handler function) and
+// `mcp-sidecar--commands` (key → command name, sent as `'key` through `mcp-sidecar--exec`).
+
+/// The top-level forms of an Emacs Lisp file: each from a line that starts with `(` up to the
+/// next such line.
+fn lisp_forms(source: &str) -> Vec<String> {
+    let mut forms: Vec<String> = Vec::new();
+    for line in source.lines() {
+        if line.starts_with('(') {
+            forms.push(String::new());
+        }
+        if let Some(form) = forms.last_mut() {
+            form.push_str(line);
+            form.push('\n');
+        }
+    }
+    forms
+}
+
+/// The `(KEY . VALUE)` entries of the top-level form that starts with `opening`, one a line: KEY
+/// without its quotes, VALUE as written (a symbol, or a string with its quotes).
+fn lisp_pairs(forms: &[String], opening: &str) -> Vec<(String, String)> {
+    let form = forms
+        .iter()
+        .find(|f| f.starts_with(opening))
+        .unwrap_or_else(|| panic!("no form `{opening}`"));
+    form.lines()
+        .filter_map(|line| {
+            let (key, value) = line
+                .trim()
+                .trim_start_matches(['\'', '('])
+                .split_once(" . ")?;
+            let value = value.trim_end_matches(')');
+            Some((key.trim_matches('"').to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+fn is_lisp_symbol_char(c: char) -> bool {
+    c.is_alphanumeric() || "-_+*/<>=!?:%&$~^@.".contains(c)
+}
+
+/// Whether `text` holds the symbol `name` (not a longer symbol containing it), after `prefix`
+/// (such as `'`).
+fn mentions(text: &str, prefix: &str, name: &str) -> bool {
+    let needle = format!("{prefix}{name}");
+    text.match_indices(&needle).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + needle.len()..].chars().next();
+        !after.is_some_and(is_lisp_symbol_char)
+            && (!prefix.is_empty() || !before.is_some_and(is_lisp_symbol_char))
+    })
+}
+
+#[test]
+fn emacs_handles_every_method_and_offers_every_command() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/emacs");
+    let sources: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "el"))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    let forms: Vec<String> = sources.iter().flat_map(|s| lisp_forms(s)).collect();
+    let client = lisp_forms(&editor_file("editors/emacs/mcp-sidecar-client.el"));
+    let skipped = not_offered(
+        "Emacs",
+        lisp_pairs(&client, "(defconst mcp-sidecar--not-offered"),
+    );
+
+    // Functions: (name, body, interactive).
+    let defuns: Vec<(&str, &str, bool)> = forms
+        .iter()
+        .filter_map(|form| {
+            let rest = form.strip_prefix("(defun ")?;
+            let name = &rest[..rest.find([' ', '\n'])?];
+            Some((name, form.as_str(), form.contains("(interactive")))
+        })
+        .collect();
+
+    let handlers = lisp_pairs(&client, "(defconst mcp-sidecar--handlers");
+    for method in METHODS {
+        let handler = handlers.iter().find(|(m, _)| m == method);
+        assert_eq!(
+            handler.is_some(),
+            !skipped.contains(*method),
+            "Emacs: {method} must have a handler in mcp-sidecar--handlers \
+             (mcp-sidecar-client.el) or be listed in mcp-sidecar--not-offered, not both"
+        );
+        if let Some((_, function)) = handler {
+            assert!(
+                defuns.iter().any(|(name, _, _)| name == function),
+                "Emacs: the handler of {method}, {function}, is not defined"
+            );
+        }
+    }
+
+    let keys = lisp_pairs(&client, "(defconst mcp-sidecar--commands");
+    for (_, value) in &keys {
+        let command = value.trim_matches('"');
+        assert!(
+            COMMANDS.contains(&command),
+            "Emacs: mcp-sidecar--commands names {command}, which is not a command of the contract"
+        );
+    }
+    // Functions reachable from an interactive command: named in the body of one, or of a
+    // reachable function.
+    let mut reachable: BTreeSet<usize> = (0..defuns.len()).filter(|&i| defuns[i].2).collect();
+    loop {
+        let more: Vec<usize> = (0..defuns.len())
+            .filter(|i| !reachable.contains(i))
+            .filter(|&i| {
+                reachable
+                    .iter()
+                    .any(|&j| mentions(defuns[j].1, "", defuns[i].0))
+            })
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        reachable.extend(more);
+    }
+    for command in COMMANDS {
+        let key = keys
+            .iter()
+            .find(|(_, v)| v.trim_matches('"') == *command)
+            .map(|(k, _)| k);
+        assert_eq!(
+            key.is_some(),
+            !skipped.contains(*command),
+            "Emacs: {command} must be in mcp-sidecar--commands or in mcp-sidecar--not-offered, \
+             not both"
+        );
+        let Some(key) = key else { continue };
+        assert!(
+            reachable.iter().any(|&i| mentions(defuns[i].1, "'", key)),
+            "Emacs: no interactive command sends {command} ('{key})"
+        );
+    }
+}
+
+#[test]
+fn the_lisp_readers_read_what_they_are_given() {
+    let source = "(defconst t\n  '((\"a/b\" . f)\n    (\"c\" . \"a reason.\")))\n;; x\n(defun g (x)\n  \"Doc.\"\n  (f 'k))\n";
+    let forms = lisp_forms(source);
+    assert_eq!(forms.len(), 2);
+    assert_eq!(
+        lisp_pairs(&forms, "(defconst t"),
+        [
+            ("a/b".to_owned(), "f".to_owned()),
+            ("c".to_owned(), "\"a reason.\"".to_owned())
+        ]
+    );
+    assert!(mentions(&forms[1], "'", "k"));
+    assert!(!mentions(&forms[1], "'", "kk"));
+    assert!(mentions(&forms[1], "", "f"));
+    assert!(!mentions("(ff 'x)", "", "f"));
+    assert!(!mentions("(f-g 'x)", "", "f"));
 }
