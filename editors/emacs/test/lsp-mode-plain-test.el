@@ -144,7 +144,20 @@ Fail after SECONDS (default 20), naming WHAT."
                        (list :command (lsp:command-command command)
                              :arguments (lsp:command-arguments? command))
                        (lambda (result) (push result lpt-results))
-                       :mode 'detached))
+                       :error-handler
+                       (lambda (error)
+                         (push error lpt-results)
+                         (message "MCP: %s" (lsp:json-error-message error)))
+                       :mode 'detached
+                       :cancel-token 'my-mcp-sidecar))
+  (defun my-mcp-sidecar-choose-tool ()
+    "Call a tool: the sidecar asks which, then its arguments."
+    (interactive)
+    (my-mcp-sidecar-run (lsp-make-command :title "" :command "mcp-sidecar.chooseTool")))
+  (defun my-mcp-sidecar-cancel ()
+    "Cancel the tool call running."
+    (interactive)
+    (lsp-cancel-request-by-token 'my-mcp-sidecar))
   (lsp-register-client
    (make-lsp-client
     :new-connection (lsp-stdio-connection (list lpt-bin))
@@ -188,7 +201,7 @@ Answer Trust; return when the demo offers its tools."
     (lpt-press "C-x C-f" `(,(expand-file-name "main.py" lpt-project)) "RET"
                "<f12>" '("Trust") "RET")
     (setq lpt-source (get-file-buffer (expand-file-name "main.py" lpt-project)))
-    (should (string-search "Trust the MCP server" (car (last lpt-minibuffers))))
+    (should (string-search "Trust the MCP server" (car lpt-minibuffers)))
     (should (eq 'initialized (lsp--workspace-status (lpt-workspace))))
     (lpt-wait (lambda () (lpt-tool-actions)) "the demo's tools in the code actions" 30)))
 
@@ -214,40 +227,182 @@ Answer Trust; return when the demo offers its tools."
 
 ;;;; The tests
 
-(ert-deftest lsp-mode-plain-test-a-tool-from-a-code-action-with-its-form ()
-  "Trust, then MCP: call demo/add… from the code actions; the form opens, is saved wrong
-\(diagnostics), then right (the result)."
-  (lpt-start)
-  (should (member "MCP: call demo/add…" (lpt-tool-actions)))
+(defun lpt-call-from-code-action (tool)
+  "In the project's file, run the code action MCP: call demo/TOOL…; return the form's path."
   (lpt-clear-messages)
   (setq lpt-results nil)
   (with-current-buffer lpt-source
+    (switch-to-buffer lpt-source)
     (lpt-press "M-x" '("lsp-execute-code-action") "RET"
-               "<f12>" '("MCP: call demo/add…") "RET"))
-  (let* ((path (lpt-named-document ".mcpform"))
-         (form (lpt-open path)))
+               "<f12>" `(,(concat "MCP: call demo/" tool "…")) "RET"))
+  (should (equal "Select code action: " (car lpt-minibuffers)))
+  (lpt-named-document ".mcpform"))
+
+(defun lpt-lenses ()
+  "The titles of the code lenses shown in the current buffer."
+  (let (titles)
+    (dolist (overlay (overlays-in (point-min) (point-max)))
+      (when (overlay-get overlay 'lsp-lens)
+        (dolist (lens (overlay-get overlay 'lsp--metadata))
+          (push (substring-no-properties lens) titles))))
+    (sort titles #'string<)))
+
+(defun lpt-lens (title)
+  "Click the code lens TITLE of the current buffer (what its mouse-1 runs)."
+  (let ((lens (cl-some (lambda (overlay)
+                         (cl-find title (overlay-get overlay 'lsp--metadata)
+                                  :test (lambda (title lens) (equal title (substring-no-properties lens)))))
+                       (overlays-in (point-min) (point-max)))))
+    (should lens)
+    (call-interactively (get-text-property 0 'action lens))))
+
+(defun lpt-progress ()
+  "The progress tokens lsp-mode shows in the mode line."
+  (ht-keys (lsp--workspace-work-done-tokens (lpt-workspace))))
+
+(defun lpt-file-text (path)
+  "The text of the file PATH."
+  (with-temp-buffer (insert-file-contents path) (buffer-string)))
+
+(ert-deftest lsp-mode-plain-test-a-tool-from-a-code-action-with-its-form ()
+  "Trust, then MCP: call demo/add… from the code actions: the form is named, opened, saved
+wrong (a diagnostic on its line), then right: the result."
+  (lpt-start)
+  (should (member "MCP: call demo/add…" (lpt-tool-actions)))
+  (let* ((before (lpt-progress))
+         (path (lpt-call-from-code-action "add"))
+         (form (lpt-open path))
+         (progress (cl-set-difference (lpt-progress) before :test #'equal)))
+    (should (string-suffix-p "-demo.mcpform" path))
+    (should (= 1 (length progress)))
+    (should (string-search "demo: add" (with-current-buffer lpt-source (lsp--progress-status))))
     (with-current-buffer form
       (should (eq major-mode 'mcpform-mode))
       (should (string-search "Code actions: Call add, Cancel." (lpt-text form)))
+      (should (bound-and-true-p flymake-mode))
+      (lpt-wait #'lpt-lenses "the form's code lenses")
+      (should (equal '("Call add" "Cancel") (lpt-lenses)))
       ;; Wrong: a is no number.
       (lpt-set-field "a" "two")
       (lpt-set-field "b" "40")
       (lpt-press "C-x C-s")
-      (let ((line (save-excursion (goto-char (point-min))
-                                  (re-search-forward "^a:") (line-number-at-pos))))
-        (lpt-wait (lambda () (cl-some (lambda (d) (= line (line-number-at-pos (flymake-diagnostic-beg d))))
+      (let* ((line (save-excursion (goto-char (point-min))
+                                   (re-search-forward "^a:") (line-number-at-pos)))
+             (diagnostic
+              (lpt-wait (lambda ()
+                          (cl-find-if (lambda (d) (= line (line-number-at-pos (flymake-diagnostic-beg d))))
                                       (flymake-diagnostics)))
-                  "flymake's diagnostic on the line of a"))
+                        "flymake's diagnostic on the line of a")))
+        (should (string-search "number" (flymake-diagnostic-text diagnostic))))
       (should-not lpt-results)
+      (should (file-exists-p path))
       ;; Right: saved, it is sent.
       (lpt-set-field "a" "2")
       (lpt-press "C-x C-s"))
     (lpt-wait (lambda () lpt-results) "the result of add" 30)
     (should (string-search "2 + 40 = 42" (format "%S" (car lpt-results))))
     (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
-    (let ((result (lpt-named-document "-result.md")))
-      (should (string-search "2 + 40 = 42"
-                             (with-temp-buffer (insert-file-contents result) (buffer-string)))))))
+    (should (string-search "2 + 40 = 42" (lpt-file-text (lpt-named-document "-result.md"))))
+    (lpt-wait (lambda () (not (member (car progress) (lpt-progress)))) "the progress to end")
+    (kill-buffer form)))
+
+(ert-deftest lsp-mode-plain-test-without-the-action-handler-a-call-blocks-then-is-cancelled ()
+  "lsp-mode's own way to run a code action's command, a synchronous request: Emacs waits
+for the answer (the form cannot be filled meanwhile) until `lsp-response-timeout', then
+cancels the call."
+  (lpt-start)
+  (let* ((handlers (lsp--client-action-handlers (lsp--workspace-client (lpt-workspace))))
+         (handler (gethash "mcp-sidecar.callTool" handlers))
+         (debug-on-error nil)
+         (lsp-response-timeout 2)
+         (started (float-time))
+         path)
+    (unwind-protect
+        (progn
+          (remhash "mcp-sidecar.callTool" handlers)
+          (setq path (lpt-call-from-code-action "echo")))
+      (puthash "mcp-sidecar.callTool" handler handlers))
+    ;; The command returned only after the timeout, its form already named.
+    (should (>= (- (float-time) started) 2))
+    (should (string-search "Timeout while waiting for response" (lpt-messages)))
+    (should-not lpt-results)
+    (lpt-wait (lambda () (not (file-exists-p path))) "the cancelled call's form to go")))
+
+(ert-deftest lsp-mode-plain-test-a-lens-sends-the-form ()
+  "The form's code lens Call echo sends what the buffer has, unsaved."
+  (lpt-start)
+  (let* ((path (lpt-call-from-code-action "echo"))
+         (form (lpt-open path)))
+    (with-current-buffer form
+      (lpt-wait #'lpt-lenses "the form's code lenses")
+      (should (equal '("Call echo" "Cancel") (lpt-lenses)))
+      (lpt-set-field "text" "sent by a lens")
+      (should (buffer-modified-p))
+      (lpt-lens "Call echo"))
+    (lpt-wait (lambda () lpt-results) "the result of echo" 30)
+    (should (string-search "sent by a lens" (format "%S" (car lpt-results))))
+    (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
+    (kill-buffer form)))
+
+(ert-deftest lsp-mode-plain-test-choose-a-tool-then-submit-with-a-code-action ()
+  "The person's command runs mcp-sidecar.chooseTool: which tool is a choice in the
+minibuffer, the arguments a form, sent with its code action Call echo."
+  (lpt-start)
+  (lpt-clear-messages)
+  (setq lpt-results nil lpt-minibuffers nil)
+  (switch-to-buffer lpt-source)
+  (lpt-press "M-x" '("my-mcp-sidecar-choose-tool") "RET" "<f12>" '("echo") "RET")
+  (should (string-prefix-p "Which tool of demo?" (car lpt-minibuffers)))
+  (let* ((path (lpt-named-document ".mcpform"))
+         (form (lpt-open path)))
+    (with-current-buffer form
+      (lpt-set-field "text" "hello, lsp-mode")
+      (lpt-press "M-x" '("lsp-execute-code-action") "RET" "<f12>" '("Call echo") "RET"))
+    (lpt-wait (lambda () lpt-results) "the result of echo" 30)
+    (should (string-search "hello, lsp-mode" (format "%S" (car lpt-results))))
+    (should (string-search "hello, lsp-mode" (lpt-file-text (lpt-named-document "-result.md"))))
+    (kill-buffer form)))
+
+(ert-deftest lsp-mode-plain-test-a-call-cancelled-by-the-person ()
+  "The person's cancel command ($/cancelRequest) ends a call waiting on its form."
+  (lpt-start)
+  (let ((path (lpt-call-from-code-action "add")))
+    (switch-to-buffer lpt-source)
+    (should (gethash 'my-mcp-sidecar lsp--cancelable-requests))
+    (lpt-press "M-x" '("my-mcp-sidecar-cancel") "RET")
+    (should-not (gethash 'my-mcp-sidecar lsp--cancelable-requests))
+    (lpt-wait (lambda () (not (file-exists-p path))) "the cancelled call's form to go")
+    (should-not lpt-results)))
+
+(ert-deftest lsp-mode-plain-test-sampling-drafts-saved-to-send ()
+  "analyze_flights: the request draft, edited and saved, goes on; the answer draft, written
+and saved, is the tool's result."
+  (lpt-start)
+  (lpt-clear-messages)
+  (setq lpt-results nil)
+  (switch-to-buffer lpt-source)
+  (lpt-press "M-x" '("lsp-execute-code-action") "RET"
+             "<f12>" '("MCP: call demo/analyze_flights…") "RET")
+  (let* ((path (lpt-named-document "-request.md"))
+         (request (lpt-open path)))
+    (with-current-buffer request
+      (should (eq major-mode 'markdown-mode))
+      (goto-char (point-min))
+      (should (search-forward "maxTokens: 400" nil t))
+      (replace-match "maxTokens: 64" t t)
+      (lpt-clear-messages)
+      (lpt-press "C-x C-s"))
+    (let* ((path (lpt-named-document "-answer.md"))
+           (answer (lpt-open path)))
+      (with-current-buffer answer
+        (should (string-search "model: manual" (lpt-text answer)))
+        (goto-char (point-max))
+        (insert "\nFlight 7 is the best value.\n")
+        (lpt-press "C-x C-s"))
+      (lpt-wait (lambda () lpt-results) "the result of analyze_flights" 30)
+      (should (string-search "Flight 7 is the best value." (format "%S" (car lpt-results))))
+      (kill-buffer answer))
+    (kill-buffer request)))
 
 (provide 'lsp-mode-plain-test)
 ;;; lsp-mode-plain-test.el ends here
