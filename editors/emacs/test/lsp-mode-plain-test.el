@@ -1,4 +1,4 @@
-;;; lsp-mode-plain-test.el --- The sidecar as a plain LSP server of lsp-mode 8, no package  -*- lexical-binding: t; -*-
+;;; lsp-mode-plain-test.el --- lsp-mode 8 runs the sidecar as a plain LSP server  -*- lexical-binding: t; -*-
 
 ;; SPDX-License-Identifier: MIT OR Apache-2.0
 
@@ -31,12 +31,14 @@
 (require 'package)
 
 ;; Debian's packaging: elpa-* install under /usr/share/emacs/site-lisp/elpa.
-(setq package-directory-list '("/usr/share/emacs/site-lisp/elpa")
-      package-user-dir (expand-file-name "elpa" (getenv "HOME")))
-(package-initialize)
+(eval-and-compile
+  (setq package-directory-list '("/usr/share/emacs/site-lisp/elpa")
+        package-user-dir (expand-file-name "elpa" (getenv "HOME")))
+  (package-initialize))
 (require 'lsp-mode)
 (require 'lsp-diagnostics)
 (require 'lsp-lens)
+(require 'lsp-completion)
 (require 'flymake)
 (require 'python)
 
@@ -85,7 +87,8 @@ Fail after SECONDS (default 20), naming WHAT."
 (global-set-key (kbd "<f12>") #'lpt-await-minibuffer)
 
 (defun lpt-press (&rest parts)
-  "Type PARTS as the person would: a string is `kbd' notation, a list holds literal text."
+  "Type PARTS as the person would.
+A string is `kbd' notation, a list holds literal text."
   (execute-kbd-macro
    (apply #'vconcat (mapcar (lambda (part) (if (consp part) (car part) (kbd part))) parts))))
 
@@ -104,7 +107,8 @@ Fail after SECONDS (default 20), naming WHAT."
       (erase-buffer))))
 
 (defun lpt-named-document (suffix)
-  "Wait for the message naming a sidecar document ending in SUFFIX; return its path."
+  "Wait for the message naming a sidecar document ending in SUFFIX.
+Return its path."
   (lpt-wait (lambda ()
               (let ((text (lpt-messages)))
                 (and (string-match (concat "Open \\(" (regexp-quote lpt-documents)
@@ -119,7 +123,8 @@ Fail after SECONDS (default 20), naming WHAT."
   "What the sidecar's long commands answered, newest first.")
 
 (defun lpt-configure ()
-  "Configure lsp-mode for the sidecar as docs/editors.md says, for a private session."
+  "Configure lsp-mode for the sidecar as docs/editors.md says.
+The session is private: its file is in the test's HOME."
   (setq lsp-session-file (expand-file-name "lsp-session" lpt-home)
         lsp-client-packages nil
         lsp-enable-file-watchers nil
@@ -228,7 +233,8 @@ Answer Trust; return when the demo offers its tools."
 ;;;; The tests
 
 (defun lpt-call-from-code-action (tool)
-  "In the project's file, run the code action MCP: call demo/TOOL…; return the form's path."
+  "In the project's file, run the code action MCP: call demo/TOOL….
+Return the path of the form it names."
   (lpt-clear-messages)
   (setq lpt-results nil)
   (with-current-buffer lpt-source
@@ -251,7 +257,8 @@ Answer Trust; return when the demo offers its tools."
   "Click the code lens TITLE of the current buffer (what its mouse-1 runs)."
   (let ((lens (cl-some (lambda (overlay)
                          (cl-find title (overlay-get overlay 'lsp--metadata)
-                                  :test (lambda (title lens) (equal title (substring-no-properties lens)))))
+                                  :test (lambda (title lens)
+                                          (equal title (substring-no-properties lens)))))
                        (overlays-in (point-min) (point-max)))))
     (should lens)
     (call-interactively (get-text-property 0 'action lens))))
@@ -265,8 +272,9 @@ Answer Trust; return when the demo offers its tools."
   (with-temp-buffer (insert-file-contents path) (buffer-string)))
 
 (ert-deftest lsp-mode-plain-test-a-tool-from-a-code-action-with-its-form ()
-  "Trust, then MCP: call demo/add… from the code actions: the form is named, opened, saved
-wrong (a diagnostic on its line), then right: the result."
+  "MCP: call demo/add… from the code actions, its form saved wrong, then right.
+The form is named, opened, saved wrong (a diagnostic on its line), then right:
+the result."
   (lpt-start)
   (should (member "MCP: call demo/add…" (lpt-tool-actions)))
   (let* ((before (lpt-progress))
@@ -290,7 +298,8 @@ wrong (a diagnostic on its line), then right: the result."
                                    (re-search-forward "^a:") (line-number-at-pos)))
              (diagnostic
               (lpt-wait (lambda ()
-                          (cl-find-if (lambda (d) (= line (line-number-at-pos (flymake-diagnostic-beg d))))
+                          (cl-find-if (lambda (d)
+                                        (= line (line-number-at-pos (flymake-diagnostic-beg d))))
                                       (flymake-diagnostics)))
                         "flymake's diagnostic on the line of a")))
         (should (string-search "number" (flymake-diagnostic-text diagnostic))))
@@ -307,9 +316,9 @@ wrong (a diagnostic on its line), then right: the result."
     (kill-buffer form)))
 
 (ert-deftest lsp-mode-plain-test-without-the-action-handler-a-call-blocks-then-is-cancelled ()
-  "lsp-mode's own way to run a code action's command, a synchronous request: Emacs waits
-for the answer (the form cannot be filled meanwhile) until `lsp-response-timeout', then
-cancels the call."
+  "lsp-mode's own way to run a code action's command blocks, then cancels it.
+It is a synchronous request: Emacs waits for the answer (the form cannot be
+filled meanwhile) until `lsp-response-timeout', then cancels the call."
   (lpt-start)
   (let* ((handlers (lsp--client-action-handlers (lsp--workspace-client (lpt-workspace))))
          (handler (gethash "mcp-sidecar.callTool" handlers))
@@ -345,8 +354,9 @@ cancels the call."
     (kill-buffer form)))
 
 (ert-deftest lsp-mode-plain-test-choose-a-tool-then-submit-with-a-code-action ()
-  "The person's command runs mcp-sidecar.chooseTool: which tool is a choice in the
-minibuffer, the arguments a form, sent with its code action Call echo."
+  "The person's command runs mcp-sidecar.chooseTool.
+Which tool is a choice in the minibuffer, the arguments a form, sent with its
+code action Call echo."
   (lpt-start)
   (lpt-clear-messages)
   (setq lpt-results nil lpt-minibuffers nil)
@@ -375,8 +385,9 @@ minibuffer, the arguments a form, sent with its code action Call echo."
     (should-not lpt-results)))
 
 (ert-deftest lsp-mode-plain-test-sampling-drafts-saved-to-send ()
-  "analyze_flights: the request draft, edited and saved, goes on; the answer draft, written
-and saved, is the tool's result."
+  "analyze_flights: each sampling draft is a file saved to send it.
+The request draft, edited and saved, goes on; the answer draft, written and
+saved, is the tool's result."
   (lpt-start)
   (lpt-clear-messages)
   (setq lpt-results nil)
