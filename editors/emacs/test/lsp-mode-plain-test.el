@@ -122,6 +122,32 @@ Return its path."
 (defvar lpt-results nil
   "What the sidecar's long commands answered, newest first.")
 
+;; A person's own: the sidecar's long commands run without blocking Emacs (the client's
+;; `:action-handlers' below), `M-x my-mcp-sidecar-choose-tool', `M-x my-mcp-sidecar-cancel'.
+
+(defun my-mcp-sidecar-run (command)
+  "Run the sidecar's COMMAND without waiting: it may wait on you."
+  (lsp-request-async "workspace/executeCommand"
+                     (list :command (lsp:command-command command)
+                           :arguments (lsp:command-arguments? command))
+                     (lambda (result) (push result lpt-results))
+                     :error-handler
+                     (lambda (error)
+                       (push error lpt-results)
+                       (message "MCP: %s" (lsp:json-error-message error)))
+                     :mode 'detached
+                     :cancel-token 'my-mcp-sidecar))
+
+(defun my-mcp-sidecar-choose-tool ()
+  "Call a tool: the sidecar asks which, then its arguments."
+  (interactive)
+  (my-mcp-sidecar-run (lsp-make-command :title "" :command "mcp-sidecar.chooseTool")))
+
+(defun my-mcp-sidecar-cancel ()
+  "Cancel the tool call running."
+  (interactive)
+  (lsp-cancel-request-by-token 'my-mcp-sidecar))
+
 (defun lpt-configure ()
   "Configure lsp-mode for the sidecar as docs/editors.md says.
 The session is private: its file is in the test's HOME."
@@ -143,26 +169,6 @@ The session is private: its file is in the test's HOME."
     "A form of the MCP sidecar: one key: value line per field.")
   (add-to-list 'auto-mode-alist '("\\.mcpform\\'" . mcpform-mode))
   (add-to-list 'lsp-language-id-configuration '(mcpform-mode . "mcpform"))
-  (defun my-mcp-sidecar-run (command)
-    "Run the sidecar's COMMAND without waiting: it may wait on you."
-    (lsp-request-async "workspace/executeCommand"
-                       (list :command (lsp:command-command command)
-                             :arguments (lsp:command-arguments? command))
-                       (lambda (result) (push result lpt-results))
-                       :error-handler
-                       (lambda (error)
-                         (push error lpt-results)
-                         (message "MCP: %s" (lsp:json-error-message error)))
-                       :mode 'detached
-                       :cancel-token 'my-mcp-sidecar))
-  (defun my-mcp-sidecar-choose-tool ()
-    "Call a tool: the sidecar asks which, then its arguments."
-    (interactive)
-    (my-mcp-sidecar-run (lsp-make-command :title "" :command "mcp-sidecar.chooseTool")))
-  (defun my-mcp-sidecar-cancel ()
-    "Cancel the tool call running."
-    (interactive)
-    (lsp-cancel-request-by-token 'my-mcp-sidecar))
   (lsp-register-client
    (make-lsp-client
     :new-connection (lsp-stdio-connection (list lpt-bin))
