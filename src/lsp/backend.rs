@@ -402,7 +402,9 @@ impl Backend {
 
     async fn initialized_inner(&self, _: InitializedParams) {
         if let Some(events) = self.events.lock().take() {
-            let forward = super::notify::forward(self.client.clone(), events, self.apps.clone());
+            let plugin = self.editor().plain().is_none();
+            let forward =
+                super::notify::forward(self.client.clone(), events, self.apps.clone(), plugin);
             tokio::spawn(async move {
                 if let Err(panic) = guard::catch(forward).await {
                     tracing::error!("forwarding server events to the editor stopped: {panic}");

@@ -260,6 +260,10 @@ impl Prompter for Editor {
     }
 
     fn close_app(&self, params: crate::contract::CloseAppParams) {
+        // Only a plugin knows the notification.
+        if self.plain.is_some() {
+            return;
+        }
         let client = self.client.clone();
         tokio::spawn(async move { client.send_notification::<CloseApp>(params).await });
     }

@@ -91,37 +91,49 @@ impl Statuses {
     }
 }
 
+/// Forwards the servers' events to the editor; the contract's own notifications
+/// (`serverStatus`, `resourceUpdated`) only to an editor with the plugin (`plugin`): another
+/// editor would only report them as unknown.
 pub async fn forward(
     client: Client,
     mut events: EventReceiver,
     apps: std::sync::Arc<crate::views::Apps>,
+    plugin: bool,
 ) {
+    let status = |status: ServerStatusParams| {
+        let client = client.clone();
+        async move {
+            if plugin {
+                client.send_notification::<ServerStatus>(status).await;
+            }
+        }
+    };
     let mut statuses = Statuses::default();
     loop {
         let flush_at = statuses.flush_at;
         let event = tokio::select! {
             event = events.recv() => event,
             _ = tokio::time::sleep_until(flush_at.unwrap_or_else(Instant::now)), if flush_at.is_some() => {
-                for status in statuses.flush(Instant::now()) {
-                    client.send_notification::<ServerStatus>(status).await;
+                for held in statuses.flush(Instant::now()) {
+                    status(held).await;
                 }
                 continue;
             }
         };
         let Some(event) = event else {
-            for status in statuses.flush(Instant::now()) {
-                client.send_notification::<ServerStatus>(status).await;
+            for held in statuses.flush(Instant::now()) {
+                status(held).await;
             }
             return;
         };
         match event {
-            Event::Status(status) => {
+            Event::Status(changed) => {
                 // A view lives as long as its server's session.
-                if status.state != crate::contract::ServerState::Running {
-                    apps.close_server(&status.name, "its server stopped");
+                if changed.state != crate::contract::ServerState::Running {
+                    apps.close_server(&changed.name, "its server stopped");
                 }
-                if let Some(status) = statuses.admit(status.shown(), Instant::now()) {
-                    client.send_notification::<ServerStatus>(status).await;
+                if let Some(admitted) = statuses.admit(changed.shown(), Instant::now()) {
+                    status(admitted).await;
                 }
             }
             Event::Log { level, message } => {
@@ -132,7 +144,7 @@ pub async fn forward(
                 let message = shown::block(&message, shown::MAX_MESSAGE).into_owned();
                 client.show_message(message_type(level), message).await;
             }
-            Event::ResourceUpdated { server, uri } => {
+            Event::ResourceUpdated { server, uri } if plugin => {
                 client
                     .send_notification::<ResourceUpdated>(crate::contract::ResourceArgs {
                         server,
@@ -140,6 +152,7 @@ pub async fn forward(
                     })
                     .await;
             }
+            Event::ResourceUpdated { .. } => {}
             Event::ToolsChanged { server } => {
                 client
                     .log_message(

@@ -137,13 +137,16 @@ pub async fn run(
         Some((token, cancelled)) => {
             command.token = Some(ProgressToken::String(token.clone()));
             command.begun = true;
-            let result = tokio::select! {
+            // Ends the progress however the command ends: done, cancelled by the person through
+            // the progress, or dropped (the editor's `$/cancelRequest`).
+            let _end = Ending {
+                plain: plain.clone(),
+                token,
+            };
+            tokio::select! {
                 result = entry.run(cx, command) => result,
                 _ = cancelled => Err(to_lsp(CallError::Cancelled)),
-            };
-            plain.forget_token(&token);
-            send(plain, &token, json!({"kind": "end"})).await;
-            result
+            }
         }
         None => entry.run(cx, command).await,
     };
@@ -193,6 +196,21 @@ async fn send(plain: &Plain, token: &str, value: Value) {
             value,
         ))
         .await;
+}
+
+/// The end of the sidecar's own progress, sent when this is dropped.
+struct Ending {
+    plain: std::sync::Arc<Plain>,
+    token: String,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.plain.forget_token(&self.token);
+        let plain = self.plain.clone();
+        let token = std::mem::take(&mut self.token);
+        tokio::spawn(async move { send(&plain, &token, json!({"kind": "end"})).await });
+    }
 }
 
 /// What a command's progress and result document are titled: "‹server›: ‹tool›" and the like.

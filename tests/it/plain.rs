@@ -24,7 +24,6 @@ fn plain_capabilities() -> Value {
 /// tests share).
 async fn start(servers: Value, more: Value) -> CheckedEditor {
     let editor = in_process();
-    let mark = editor.mark();
     let mut settings = json!({"servers": servers});
     if let (Some(s), Some(more)) = (settings.as_object_mut(), more.as_object()) {
         s.extend(more.clone());
@@ -54,8 +53,24 @@ async fn start(servers: Value, more: Value) -> CheckedEditor {
             .collect();
         assert_eq!(titles[..2], ["Trust", "Don't trust"]);
         editor.respond(&ask, json!({"title": "Trust"})).await;
-        editor.wait_status(mark, name, "running").await;
+        // No `serverStatus` for an editor without the plugin: it would not know the method.
+        eventually(&format!("{name} running"), || async {
+            let servers = editor.command("mcp-sidecar.listServers", json!({})).await;
+            servers
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["name"] == *name && s["state"] == "running")
+        })
+        .await;
     }
+    assert!(
+        editor
+            .notifications()
+            .iter()
+            .all(|n| !n["method"].as_str().unwrap().starts_with("mcp-sidecar/")),
+        "a plain editor gets none of the contract's notifications"
+    );
     editor
 }
 
@@ -615,5 +630,63 @@ async fn sampling_drafts_are_documents_saved_to_send_or_rejected() {
         "{response}"
     );
     result_document(&editor).await;
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_persons_own_arguments_form_ends_the_call_and_its_progress() {
+    let editor = start(
+        json!({"own": demo_server("both", Some("2025-11-25"))}),
+        json!({}),
+    )
+    .await;
+    editor.ignore("window/showMessage");
+    editor.ignore("textDocument/publishDiagnostics");
+    let mark = editor.mark();
+    let call = spawn_call_response(&editor, "own", "echo", Value::Null);
+    let token = take_progress(&editor, mark).await;
+    let (uri, path, text) = next_document(&editor).await;
+    assert!(text.contains("Code actions: Call echo, Cancel."), "{text}");
+    let answered = editor
+        .command(
+            "mcp-sidecar.answerDocument",
+            json!({"uri": &uri, "action": "cancel"}),
+        )
+        .await;
+    assert_eq!(answered, json!({"answered": true}));
+    let response = call.await.unwrap();
+    assert_eq!(response["error"]["data"]["kind"], "cancelled", "{response}");
+    assert!(!path.exists());
+    let end = |n: &Value| {
+        n["method"] == "$/progress"
+            && n["params"]["token"] == token
+            && n["params"]["value"]["kind"] == "end"
+    };
+    editor.wait_notification(mark, end).await;
+
+    // Cancelled by the editor (`$/cancelRequest`) while the form is open: its progress ends too.
+    let mark = editor.mark();
+    let (id, reply) = editor
+        .start_request(
+            "workspace/executeCommand",
+            json!({"command": "mcp-sidecar.callTool", "arguments": [{"server": "own", "tool": "echo"}]}),
+        )
+        .await;
+    let token = take_progress(&editor, mark).await;
+    let (_, path, _) = next_document(&editor).await;
+    editor.notify("$/cancelRequest", json!({"id": id})).await;
+    let response = reply.await.unwrap();
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    let end = |n: &Value| {
+        n["method"] == "$/progress"
+            && n["params"]["token"] == token
+            && n["params"]["value"]["kind"] == "end"
+    };
+    editor.wait_notification(mark, end).await;
+    eventually("the cancelled call's form is gone", || async {
+        !path.exists()
+    })
+    .await;
+    editor.read_notifications(0, |n| n["method"] == "$/progress");
     editor.shutdown_and_exit().await;
 }
