@@ -347,12 +347,45 @@ impl Backend {
                 apps: &self.apps,
             };
             match plain {
+                Some(plain) if plain_face::detached(handler, &command) => {
+                    // Answered at once, run on its own: its result opens as a document.
+                    let backend = self.clone();
+                    tokio::spawn(async move {
+                        let run = backend.plain_command(&plain, handler, command);
+                        match guard::catch(Box::pin(run)).await {
+                            Ok(result) => plain_face::report(&plain, handler, result),
+                            Err(panic) => tracing::error!("{} failed: {panic}", handler.name),
+                        }
+                    });
+                    Ok(crate::mcp::Reply::Json(
+                        serde_json::json!({"detached": true}),
+                    ))
+                }
                 // Boxed: the plain path is not the hot one (see the size test below).
                 Some(plain) => Box::pin(plain_face::run(&cx, &plain, handler, command)).await,
                 None => handler.run(&cx, command).await,
             }
         })
         .await
+    }
+
+    /// A command for an editor without the plugin, run on its own ([`plain_face::detached`]).
+    async fn plain_command(
+        &self,
+        plain: &Arc<super::plain::Plain>,
+        handler: &'static commands::Entry,
+        command: commands::Command,
+    ) -> Result<crate::mcp::Reply> {
+        let cx = commands::Context {
+            client: &self.client,
+            manager: &self.manager,
+            gate: &self.gate,
+            editor: self.editor(),
+            gateway: &self.gateway,
+            reconfigure: &|| self.reconfigure(),
+            apps: &self.apps,
+        };
+        plain_face::run(&cx, plain, handler, command).await
     }
 }
 
@@ -443,6 +476,14 @@ impl Backend {
     }
 
     async fn did_change_configuration_inner(&self, params: DidChangeConfigurationParams) {
+        // An editor with nothing set says `{}` (eglot, on connecting): that keeps the settings
+        // `initializationOptions` gave, it does not empty them.
+        let empty =
+            params.settings.is_null() || params.settings.as_object().is_some_and(|o| o.is_empty());
+        if empty {
+            tracing::info!("the editor sent no settings; keeping those it gave before");
+            return;
+        }
         *self.config.settings.lock() = config::unwrap_editor_settings(Some(params.settings));
         self.reconfigure();
     }
@@ -450,6 +491,8 @@ impl Backend {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The serve loop boxes a command's future on every request: it stays small, the command's
     /// own work boxed once inside it (sized to that command, see `commands`). About 1.1 KiB in
     /// a test build, where `callTool`'s own future is 2.3 KiB.
@@ -461,5 +504,32 @@ mod tests {
         let future = service.inner().command(params.into());
         let size = std::mem::size_of_val(&future);
         assert!(size < 2048, "{size} bytes");
+    }
+
+    /// eglot sends `{}` when the person set nothing: the settings `initializationOptions` gave
+    /// stay; settings that say something replace them.
+    #[tokio::test]
+    async fn empty_settings_keep_those_given_before() {
+        use tower_lsp_server::LanguageServer;
+        let (service, _socket) = tower_lsp_server::LspService::new(super::Backend::new);
+        let backend = service.inner();
+        let given = serde_json::json!({"servers": {"demo": {"command": "x"}}});
+        *backend.config.settings.lock() = given.clone();
+        let change = |settings| {
+            serde_json::from_value::<DidChangeConfigurationParams>(
+                serde_json::json!({"settings": settings}),
+            )
+            .unwrap()
+        };
+        backend
+            .did_change_configuration(change(serde_json::json!({})))
+            .await;
+        backend
+            .did_change_configuration(change(serde_json::Value::Null))
+            .await;
+        assert_eq!(*backend.config.settings.lock(), given);
+        let new = serde_json::json!({"servers": {}});
+        backend.did_change_configuration(change(new.clone())).await;
+        assert_eq!(*backend.config.settings.lock(), new);
     }
 }

@@ -4,6 +4,7 @@
 //! command runs for it: under cancellable progress the sidecar creates, its result opened as a
 //! document.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tower_lsp_server::gen_lsp_types::{
     CodeAction, CodeActionParams, CodeActionResponse, CodeLens, CodeLensOptions,
@@ -95,7 +96,9 @@ pub async fn code_actions(
                     title,
                     tooltip: None,
                     command: contract::CMD_CALL_TOOL.into(),
-                    arguments: Some(vec![json!({"server": tool.server, "tool": tool.name})]),
+                    arguments: Some(vec![
+                        json!({"server": tool.server, "tool": tool.name, "detach": true}),
+                    ]),
                 }),
                 ..Default::default()
             })
@@ -210,6 +213,49 @@ impl Drop for Ending {
         let plain = self.plain.clone();
         let token = std::mem::take(&mut self.token);
         tokio::spawn(async move { send(&plain, &token, json!({"kind": "end"})).await });
+    }
+}
+
+/// Whether a plain editor's command is answered at once and run on its own, its result opening
+/// as a document: `chooseTool`, and a command whose argument says `"detach": true` (the tool
+/// code actions do). Editors such as eglot and lsp-mode wait for a code action's command before
+/// going on, and a form waits for the person.
+pub fn detached(entry: &Entry, command: &Command) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Detach {
+        #[serde(default)]
+        detach: bool,
+    }
+    if entry.name == contract::CMD_CHOOSE_TOOL {
+        return true;
+    }
+    let read = match &command.arg {
+        Arg::None => return false,
+        Arg::Value(value) => Detach::deserialize(value).ok(),
+        Arg::Raw(raw) => serde_json::from_str::<Detach>(raw.get()).ok(),
+    };
+    entry.class == Class::Long && read.is_some_and(|d| d.detach)
+}
+
+/// What a detached command's person hears of an error (a cancel is theirs: nothing).
+pub fn report(plain: &Plain, entry: &Entry, result: Result<Reply>) {
+    let Err(error) = result else { return };
+    let cancelled = error
+        .data
+        .as_ref()
+        .is_some_and(|d| d["kind"] == "cancelled");
+    if !cancelled {
+        plain.say(
+            tower_lsp_server::gen_lsp_types::MessageType::Error,
+            format!(
+                "{}: {}",
+                entry
+                    .name
+                    .strip_prefix("mcp-sidecar.")
+                    .unwrap_or(entry.name),
+                error.message
+            ),
+        );
     }
 }
 

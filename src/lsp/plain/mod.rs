@@ -377,6 +377,11 @@ impl Plain {
         false
     }
 
+    /// A message to the person (`window/showMessage`).
+    pub fn say(&self, kind: MessageType, text: String) {
+        self.message(kind, text);
+    }
+
     fn message(&self, kind: MessageType, text: String) {
         let client = self.client.clone();
         tokio::spawn(async move { client.show_message(kind, text).await });
