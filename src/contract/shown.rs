@@ -64,6 +64,10 @@ fn plain_line(text: &str, max: usize) -> bool {
     for c in text.chars() {
         count += 1;
         let space = c == ' ';
+        // Other white space (a no-break space, an em space) is written as a space.
+        if c.is_whitespace() && !space {
+            return false;
+        }
         if count > max
             || c.is_control()
             || invisible(c)
@@ -77,8 +81,8 @@ fn plain_line(text: &str, max: usize) -> bool {
     !previous_space || text.is_empty()
 }
 
-/// `text` as one line of at most `max` characters: line breaks and tabs become one space, runs
-/// of spaces collapse, the ends are trimmed, an ANSI escape sequence is dropped whole, any other
+/// `text` as one line of at most `max` characters: line breaks, tabs and other white space
+/// become one space, runs of spaces collapse, the ends are trimmed, an ANSI escape sequence is dropped whole, any other
 /// control character and every invisible or bidirectional one is written as `⟨U+XXXX⟩`; a
 /// longer text is cut and ends with [`CUT`] (with `…` when `max` leaves no room for it). What
 /// comes out comes out again unchanged.
@@ -126,6 +130,12 @@ fn clean(text: &str, max: usize, keep_lines: bool) -> String {
     let mut breaks = 0usize;
     let mut buf = [0u8; 4];
     while let Some(c) = chars.next() {
+        // On one line, white space of any kind is a space (collapsed and trimmed like one).
+        let c = if !keep_lines && c.is_whitespace() && !line_break(c) && c != '\t' {
+            ' '
+        } else {
+            c
+        };
         let code;
         let piece: &str = if c == '\u{1B}' {
             // An escape sequence: CSI (`ESC [` … final byte), OSC (`ESC ]` … BEL or `ESC \`),

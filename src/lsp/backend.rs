@@ -351,6 +351,9 @@ impl Backend {
                     // Answered at once, run on its own: its result opens as a document.
                     let backend = self.clone();
                     tokio::spawn(async move {
+                        // The reply goes out first, on its own: lsp-mode 8 drops what arrives
+                        // in the same read as the reply it waits for (emacs-lsp/lsp-mode#4323).
+                        tokio::time::sleep(plain_face::DETACHED_PAUSE).await;
                         let run = backend.plain_command(&plain, handler, command);
                         match guard::catch(Box::pin(run)).await {
                             Ok(result) => plain_face::report(&plain, handler, result),

@@ -174,11 +174,14 @@ pub async fn run(
 /// Creates and begins the sidecar's own cancellable progress; `None` when the editor refused.
 async fn begin(plain: &Plain, title: &str) -> Option<(String, tokio::sync::oneshot::Receiver<()>)> {
     let (token, cancelled) = plain.progress_token();
-    let created = plain
-        .client()
-        .create_work_done_progress(ProgressToken::String(token.clone()))
-        .await;
-    if created.is_err() {
+    let created = tokio::time::timeout(
+        CREATE_LIMIT,
+        plain
+            .client()
+            .create_work_done_progress(ProgressToken::String(token.clone())),
+    )
+    .await;
+    if !matches!(created, Ok(Ok(()))) {
         plain.forget_token(&token);
         return None;
     }
@@ -215,6 +218,13 @@ impl Drop for Ending {
         tokio::spawn(async move { send(&plain, &token, json!({"kind": "end"})).await });
     }
 }
+
+/// How long a detached command waits after its reply before it sends anything.
+pub const DETACHED_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long the editor has to accept the sidecar's own progress; past it the command goes on
+/// without (an editor that lost the request must not hold the call).
+const CREATE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether a plain editor's command is answered at once and run on its own, its result opening
 /// as a document: `chooseTool`, and a command whose argument says `"detach": true` (the tool
