@@ -11,9 +11,10 @@
 
 (require 'ert)
 (require 'cl-lib)
-(let ((eglot-dir (car (last (file-expand-wildcards
-                             "/usr/share/emacs/site-lisp/elpa/eglot-*")))))
-  (when eglot-dir (add-to-list 'load-path eglot-dir)))
+(eval-and-compile
+  (let ((eglot-dir (car (last (file-expand-wildcards
+                               "/usr/share/emacs/site-lisp/elpa/eglot-*")))))
+    (when eglot-dir (add-to-list 'load-path eglot-dir))))
 (require 'eglot)
 
 (defconst eglot-plain-test--bin

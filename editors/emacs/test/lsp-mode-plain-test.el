@@ -16,10 +16,20 @@
 ;; - it declares `window.showDocument' nil (`lsp--client-capabilities'), so the sidecar names
 ;;   each document in `window/showMessage' ("Open PATH", `lsp--window-show-message') and the
 ;;   person opens it;
-;; - a code action's command runs through `lsp-workspace-command-execute', a synchronous
-;;   `lsp-request' that blocks Emacs until the answer or `lsp-response-timeout' (10 s), then
-;;   cancels it: a tool call that waits on the person's form cannot be answered.  The client's
-;;   `:action-handlers' run the sidecar's two long commands with `lsp-request-async' instead;
+;; - a code action's or lens's command runs through `lsp-workspace-command-execute', a
+;;   synchronous `lsp-request' (it waits up to `lsp-response-timeout', 10 s).  The sidecar
+;;   answers a tool's code action and `mcp-sidecar.chooseTool' at once (`{"detached": true}')
+;;   and the call goes on by itself: its form, then its result document;
+;; - lsp-mode 8.0.0 has no command to run a server's command by name: M-: runs
+;;   `lsp-workspace-command-execute';
+;; - it shows `$/progress' in the mode line (`global-mode-string') and never sends
+;;   `window/workDoneProgress/cancel': a call is cancelled with its form's Cancel, or by
+;;   closing the form;
+;; - the reply to a synchronous request ends lsp-mode's process filter with a `throw': the
+;;   messages that came in the same read after it are dropped (emacs-lsp/lsp-mode#4323).  A
+;;   message the sidecar sends right after answering such a request can be lost; a lost
+;;   request (`window/workDoneProgress/create', `window/showMessageRequest') leaves the
+;;   sidecar waiting for its answer;
 ;; - the documents live outside the project: the documents folder is a second folder of the
 ;;   session and the client is `:multi-root', so its files open in the same sidecar.
 
@@ -106,47 +116,37 @@ A string is `kbd' notation, a list holds literal text."
     (let ((inhibit-read-only t))
       (erase-buffer))))
 
-(defun lpt-named-document (suffix)
-  "Wait for the message naming a sidecar document ending in SUFFIX.
+(defun lpt-named (suffix)
+  "The sidecar documents ending in SUFFIX that messages named, oldest first."
+  (let ((text (lpt-messages)) (start 0) paths)
+    (while (string-match (concat "Open \\(" (regexp-quote lpt-documents)
+                                 "[^ \n]*" (regexp-quote suffix) "\\)")
+                         text start)
+      (push (match-string 1 text) paths)
+      (setq start (match-end 0)))
+    (nreverse paths)))
+
+(defun lpt-named-document (suffix &optional seen)
+  "Wait for a message naming a sidecar document ending in SUFFIX, not in SEEN.
 Return its path."
-  (lpt-wait (lambda ()
-              (let ((text (lpt-messages)))
-                (and (string-match (concat "Open \\(" (regexp-quote lpt-documents)
-                                           "[^ \n]*" (regexp-quote suffix) "\\)")
-                                   text)
-                     (match-string 1 text))))
-            (concat "a message naming a " suffix " document") 30))
+  (lpt-wait (lambda () (cl-find-if-not (lambda (path) (member path seen)) (lpt-named suffix)))
+            (concat "a message naming a " suffix " document") 15))
+
+(defun lpt-result (&optional seen)
+  "Wait for a result document named by a message, not in SEEN; return its text."
+  (let ((path (lpt-named-document "-result.md" seen)))
+    (lpt-wait (lambda () (file-exists-p path)) "the result document's file")
+    (lpt-file-text path)))
+
+(defun lpt-file-text (path)
+  "The text of the file PATH."
+  (with-temp-buffer (insert-file-contents path) (buffer-string)))
+
+(defun lpt-result-files ()
+  "The result documents in the documents folder."
+  (directory-files lpt-documents nil "-result\\.md\\'"))
 
 ;;;; The person's configuration (docs/editors.md)
-
-(defvar lpt-results nil
-  "What the sidecar's long commands answered, newest first.")
-
-;; A person's own: the sidecar's long commands run without blocking Emacs (the client's
-;; `:action-handlers' below), `M-x my-mcp-sidecar-choose-tool', `M-x my-mcp-sidecar-cancel'.
-
-(defun my-mcp-sidecar-run (command)
-  "Run the sidecar's COMMAND without waiting: it may wait on you."
-  (lsp-request-async "workspace/executeCommand"
-                     (list :command (lsp:command-command command)
-                           :arguments (lsp:command-arguments? command))
-                     (lambda (result) (push result lpt-results))
-                     :error-handler
-                     (lambda (error)
-                       (push error lpt-results)
-                       (message "MCP: %s" (lsp:json-error-message error)))
-                     :mode 'detached
-                     :cancel-token 'my-mcp-sidecar))
-
-(defun my-mcp-sidecar-choose-tool ()
-  "Call a tool: the sidecar asks which, then its arguments."
-  (interactive)
-  (my-mcp-sidecar-run (lsp-make-command :title "" :command "mcp-sidecar.chooseTool")))
-
-(defun my-mcp-sidecar-cancel ()
-  "Cancel the tool call running."
-  (interactive)
-  (lsp-cancel-request-by-token 'my-mcp-sidecar))
 
 (defun lpt-configure ()
   "Configure lsp-mode for the sidecar as docs/editors.md says.
@@ -161,14 +161,13 @@ The session is private: its file is in the test's HOME."
         lsp-headerline-breadcrumb-enable nil
         lsp-modeline-code-actions-enable nil
         lsp-modeline-diagnostics-enable nil
-        lsp-diagnostics-provider :flymake
-        lsp-lens-enable t
         lsp-auto-execute-action nil)
   ;; The person's configuration starts here.
   (define-derived-mode mcpform-mode conf-unix-mode "MCP form"
     "A form of the MCP sidecar: one key: value line per field.")
   (add-to-list 'auto-mode-alist '("\\.mcpform\\'" . mcpform-mode))
   (add-to-list 'lsp-language-id-configuration '(mcpform-mode . "mcpform"))
+  (setq lsp-lens-enable t lsp-diagnostics-provider :flymake)
   (lsp-register-client
    (make-lsp-client
     :new-connection (lsp-stdio-connection (list lpt-bin))
@@ -177,11 +176,10 @@ The session is private: its file is in the test's HOME."
     :add-on? t
     :multi-root t
     :initialization-options
-    `(:servers (:demo (:command ,lpt-bin :args ["demo-server" "--era" "both"])))
-    :action-handlers (ht ("mcp-sidecar.callTool" #'my-mcp-sidecar-run)
-                         ("mcp-sidecar.chooseTool" #'my-mcp-sidecar-run))))
+    `(:servers (:demo (:command ,lpt-bin :args ["demo-server"])))))
   (dolist (hook '(python-mode-hook markdown-mode-hook mcpform-mode-hook))
     (add-hook hook #'lsp))
+  ;; Once, what M-x lsp-workspace-folders-add does: the project, and the documents folder.
   (lsp-workspace-folders-add lpt-project)
   (lsp-workspace-folders-add lpt-documents))
 
@@ -189,6 +187,9 @@ The session is private: its file is in the test's HOME."
 
 (defvar lpt-source nil
   "The buffer of the project's Python file.")
+
+(defvar lpt-trust-question nil
+  "The prompt of the minibuffer that asked to trust the demo.")
 
 (defun lpt-workspace ()
   "The running sidecar's lsp-mode workspace."
@@ -212,7 +213,7 @@ Answer Trust; return when the demo offers its tools."
     (lpt-press "C-x C-f" `(,(expand-file-name "main.py" lpt-project)) "RET"
                "<f12>" '("Trust") "RET")
     (setq lpt-source (get-file-buffer (expand-file-name "main.py" lpt-project)))
-    (should (string-search "Trust the MCP server" (car lpt-minibuffers)))
+    (setq lpt-trust-question (car lpt-minibuffers))
     (should (eq 'initialized (lsp--workspace-status (lpt-workspace))))
     (lpt-wait (lambda () (lpt-tool-actions)) "the demo's tools in the code actions" 30)))
 
@@ -238,17 +239,14 @@ Answer Trust; return when the demo offers its tools."
 
 ;;;; The tests
 
-(defun lpt-call-from-code-action (tool)
-  "In the project's file, run the code action MCP: call demo/TOOL….
-Return the path of the form it names."
-  (lpt-clear-messages)
-  (setq lpt-results nil)
-  (with-current-buffer lpt-source
-    (switch-to-buffer lpt-source)
-    (lpt-press "M-x" '("lsp-execute-code-action") "RET"
-               "<f12>" `(,(concat "MCP: call demo/" tool "…")) "RET"))
-  (should (equal "Select code action: " (car lpt-minibuffers)))
-  (lpt-named-document ".mcpform"))
+(defun lpt-code-action (title)
+  "In the project's file, pick the code action TITLE, typed.
+Return how many seconds lsp-mode took to run it."
+  (switch-to-buffer lpt-source)
+  (let ((started (float-time)))
+    (lpt-press "M-x" '("lsp-execute-code-action") "RET" "<f12>" `(,title) "RET")
+    (should (equal "Select code action: " (car lpt-minibuffers)))
+    (- (float-time) started)))
 
 (defun lpt-lenses ()
   "The titles of the code lenses shown in the current buffer."
@@ -270,26 +268,63 @@ Return the path of the form it names."
     (call-interactively (get-text-property 0 'action lens))))
 
 (defun lpt-progress ()
-  "The progress tokens lsp-mode shows in the mode line."
+  "The progress tokens lsp-mode holds for the sidecar."
   (ht-keys (lsp--workspace-work-done-tokens (lpt-workspace))))
 
-(defun lpt-file-text (path)
-  "The text of the file PATH."
-  (with-temp-buffer (insert-file-contents path) (buffer-string)))
+(defun lpt-mode-line ()
+  "What lsp-mode shows of progress in the mode line of the project's file.
+Batch Emacs has no frame to format a mode line: this is the entry lsp-mode
+put in `global-mode-string', evaluated there."
+  (let ((entry (cl-find-if (lambda (e) (equal e '(t (:eval (lsp--progress-status)))))
+                           global-mode-string)))
+    (or (and entry (with-current-buffer lpt-source (eval (cadr (cadr entry)) t)))
+        "")))
+
+(defun lpt-echo-by-lens (text)
+  "Call echo from its code action and send TEXT with the form's lens Call echo.
+Return the text of its result document."
+  (let* ((seen (lpt-named "-result.md"))
+         (forms (lpt-named ".mcpform"))
+         (_ (lpt-code-action "MCP: call demo/echo…"))
+         (path (lpt-named-document ".mcpform" forms))
+         (form (lpt-open path)))
+    (with-current-buffer form
+      (lpt-wait #'lpt-lenses "the form's code lenses")
+      (should (equal '("Call echo" "Cancel") (lpt-lenses)))
+      (lpt-set-field "text" text)
+      (should (buffer-modified-p))
+      (lpt-lens "Call echo"))
+    (prog1 (lpt-result seen)
+      (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
+      (kill-buffer form))))
+
+(ert-deftest lsp-mode-plain-test-trust-is-asked-in-the-minibuffer ()
+  "Opening the project starts the sidecar, which asks to trust demo: Trust is typed."
+  (lpt-start)
+  (should (string-search "Trust the MCP server" lpt-trust-question))
+  (should (string-search "demo" lpt-trust-question))
+  (should (eq 'initialized (lsp--workspace-status (lpt-workspace))))
+  (should (member "MCP: call demo/add…" (lpt-tool-actions))))
 
 (ert-deftest lsp-mode-plain-test-a-tool-from-a-code-action-with-its-form ()
-  "MCP: call demo/add… from the code actions, its form saved wrong, then right.
-The form is named, opened, saved wrong (a diagnostic on its line), then right:
-the result."
+  "MCP: call demo/add… from the code actions returns at once; its form goes on.
+The form is named, opened, saved wrong (a diagnostic on its line), then
+right: its result document.  The call's progress is in the mode line."
   (lpt-start)
-  (should (member "MCP: call demo/add…" (lpt-tool-actions)))
+  (lpt-clear-messages)
   (let* ((before (lpt-progress))
-         (path (lpt-call-from-code-action "add"))
+         (seconds (lpt-code-action "MCP: call demo/add…"))
+         (path (lpt-named-document ".mcpform"))
          (form (lpt-open path))
          (progress (cl-set-difference (lpt-progress) before :test #'equal)))
+    ;; lsp-mode waits for the reply to executeCommand (`lsp-request'): it came at once, well
+    ;; before `lsp-response-timeout' (10 s), while the form waits for the person.
+    (message "lpt: lsp-execute-code-action returned in %.3f s" seconds)
+    (should (< seconds 2))
+    (should-not (string-search "Timeout" (lpt-messages)))
     (should (string-suffix-p "-demo.mcpform" path))
     (should (= 1 (length progress)))
-    (should (string-search "demo: add" (with-current-buffer lpt-source (lsp--progress-status))))
+    (should (string-search "demo: add" (lpt-mode-line)))
     (with-current-buffer form
       (should (eq major-mode 'mcpform-mode))
       (should (string-search "Code actions: Call add, Cancel." (lpt-text form)))
@@ -309,97 +344,79 @@ the result."
                                       (flymake-diagnostics)))
                         "flymake's diagnostic on the line of a")))
         (should (string-search "number" (flymake-diagnostic-text diagnostic))))
-      (should-not lpt-results)
       (should (file-exists-p path))
+      (should-not (lpt-named "-result.md"))
       ;; Right: saved, it is sent.
       (lpt-set-field "a" "2")
       (lpt-press "C-x C-s"))
-    (lpt-wait (lambda () lpt-results) "the result of add" 30)
-    (should (string-search "2 + 40 = 42" (format "%S" (car lpt-results))))
+    (should (string-search "2 + 40 = 42" (lpt-result)))
     (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
-    (should (string-search "2 + 40 = 42" (lpt-file-text (lpt-named-document "-result.md"))))
     (lpt-wait (lambda () (not (member (car progress) (lpt-progress)))) "the progress to end")
+    (should-not (string-search "demo: add" (lpt-mode-line)))
     (kill-buffer form)))
-
-(ert-deftest lsp-mode-plain-test-without-the-action-handler-a-call-blocks-then-is-cancelled ()
-  "lsp-mode's own way to run a code action's command blocks, then cancels it.
-It is a synchronous request: Emacs waits for the answer (the form cannot be
-filled meanwhile) until `lsp-response-timeout', then cancels the call."
-  (lpt-start)
-  (let* ((handlers (lsp--client-action-handlers (lsp--workspace-client (lpt-workspace))))
-         (handler (gethash "mcp-sidecar.callTool" handlers))
-         (debug-on-error nil)
-         (lsp-response-timeout 2)
-         (started (float-time))
-         path)
-    (unwind-protect
-        (progn
-          (remhash "mcp-sidecar.callTool" handlers)
-          (setq path (lpt-call-from-code-action "echo")))
-      (puthash "mcp-sidecar.callTool" handler handlers))
-    ;; The command returned only after the timeout, its form already named.
-    (should (>= (- (float-time) started) 2))
-    (should (string-search "Timeout while waiting for response" (lpt-messages)))
-    (should-not lpt-results)
-    (lpt-wait (lambda () (not (file-exists-p path))) "the cancelled call's form to go")))
 
 (ert-deftest lsp-mode-plain-test-a-lens-sends-the-form ()
   "The form's code lens Call echo sends what the buffer has, unsaved."
   (lpt-start)
-  (let* ((path (lpt-call-from-code-action "echo"))
-         (form (lpt-open path)))
-    (with-current-buffer form
-      (lpt-wait #'lpt-lenses "the form's code lenses")
-      (should (equal '("Call echo" "Cancel") (lpt-lenses)))
-      (lpt-set-field "text" "sent by a lens")
-      (should (buffer-modified-p))
-      (lpt-lens "Call echo"))
-    (lpt-wait (lambda () lpt-results) "the result of echo" 30)
-    (should (string-search "sent by a lens" (format "%S" (car lpt-results))))
-    (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
-    (kill-buffer form)))
+  (lpt-clear-messages)
+  (should (string-search "sent by a lens" (lpt-echo-by-lens "sent by a lens"))))
 
-(ert-deftest lsp-mode-plain-test-choose-a-tool-then-submit-with-a-code-action ()
-  "The person's command runs mcp-sidecar.chooseTool.
+(ert-deftest lsp-mode-plain-test-choose-a-tool-by-name ()
+  "mcp-sidecar.chooseTool, run by name with M-:, returns at once.
 Which tool is a choice in the minibuffer, the arguments a form, sent with its
 code action Call echo."
   (lpt-start)
   (lpt-clear-messages)
-  (setq lpt-results nil lpt-minibuffers nil)
+  (setq lpt-minibuffers nil)
   (switch-to-buffer lpt-source)
-  (lpt-press "M-x" '("my-mcp-sidecar-choose-tool") "RET" "<f12>" '("echo") "RET")
+  (lpt-press "M-:" '("(lsp-workspace-command-execute \"mcp-sidecar.chooseTool\")") "RET"
+             "<f12>" '("echo") "RET")
   (should (string-prefix-p "Which tool of demo?" (car lpt-minibuffers)))
+  (should (equal "Eval: " (cadr lpt-minibuffers)))
+  ;; What the command answered: M-: keeps it in `values'.
+  (should (eq t (gethash "detached" (car values))))
   (let* ((path (lpt-named-document ".mcpform"))
          (form (lpt-open path)))
     (with-current-buffer form
       (lpt-set-field "text" "hello, lsp-mode")
       (lpt-press "M-x" '("lsp-execute-code-action") "RET" "<f12>" '("Call echo") "RET"))
-    (lpt-wait (lambda () lpt-results) "the result of echo" 30)
-    (should (string-search "hello, lsp-mode" (format "%S" (car lpt-results))))
-    (should (string-search "hello, lsp-mode" (lpt-file-text (lpt-named-document "-result.md"))))
+    (should (string-search "hello, lsp-mode" (lpt-result)))
+    (lpt-wait (lambda () (not (file-exists-p path))) "the answered form to go")
     (kill-buffer form)))
 
 (ert-deftest lsp-mode-plain-test-a-call-cancelled-by-the-person ()
-  "The person's cancel command ($/cancelRequest) ends a call waiting on its form."
+  "The form's code action Cancel, or closing the form, ends its call: no result.
+The barrier is a later call's result: the cancelled ones named none."
   (lpt-start)
-  (let ((path (lpt-call-from-code-action "add")))
-    (switch-to-buffer lpt-source)
-    (should (gethash 'my-mcp-sidecar lsp--cancelable-requests))
-    (lpt-press "M-x" '("my-mcp-sidecar-cancel") "RET")
-    (should-not (gethash 'my-mcp-sidecar lsp--cancelable-requests))
-    (lpt-wait (lambda () (not (file-exists-p path))) "the cancelled call's form to go")
-    (should-not lpt-results)))
+  (lpt-clear-messages)
+  (let ((files (lpt-result-files))
+        (path (progn (lpt-code-action "MCP: call demo/add…")
+                     (lpt-named-document ".mcpform"))))
+    ;; Cancel, the code action.
+    (with-current-buffer (lpt-open path)
+      (lpt-press "M-x" '("lsp-execute-code-action") "RET" "<f12>" '("Cancel") "RET")
+      (lpt-wait (lambda () (not (file-exists-p path))) "the cancelled call's form to go")
+      (kill-buffer))
+    ;; Closing the form.
+    (lpt-code-action "MCP: call demo/add…")
+    (let ((closed (lpt-named-document ".mcpform" (list path))))
+      (kill-buffer (lpt-open closed))
+      (lpt-wait (lambda () (not (file-exists-p closed))) "the closed form's call to end"))
+    (let ((barrier (lpt-echo-by-lens "after the cancels")))
+      (should (string-search "after the cancels" barrier)))
+    (should (= 1 (length (lpt-named "-result.md"))))
+    (should (= 1 (length (cl-set-difference (lpt-result-files) files :test #'equal))))
+    (lpt-wait (lambda () (null (lpt-progress))) "every call's progress to end")
+    ;; A cancel is the person's own: no error message.
+    (should-not (string-search "callTool" (lpt-messages)))))
 
 (ert-deftest lsp-mode-plain-test-sampling-drafts-saved-to-send ()
   "analyze_flights: each sampling draft is a file saved to send it.
 The request draft, edited and saved, goes on; the answer draft, written and
-saved, is the tool's result."
+saved, is the tool's result document."
   (lpt-start)
   (lpt-clear-messages)
-  (setq lpt-results nil)
-  (switch-to-buffer lpt-source)
-  (lpt-press "M-x" '("lsp-execute-code-action") "RET"
-             "<f12>" '("MCP: call demo/analyze_flights…") "RET")
+  (should (< (lpt-code-action "MCP: call demo/analyze_flights…") 2))
   (let* ((path (lpt-named-document "-request.md"))
          (request (lpt-open path)))
     (with-current-buffer request
@@ -407,7 +424,6 @@ saved, is the tool's result."
       (goto-char (point-min))
       (should (search-forward "maxTokens: 400" nil t))
       (replace-match "maxTokens: 64" t t)
-      (lpt-clear-messages)
       (lpt-press "C-x C-s"))
     (let* ((path (lpt-named-document "-answer.md"))
            (answer (lpt-open path)))
@@ -416,8 +432,7 @@ saved, is the tool's result."
         (goto-char (point-max))
         (insert "\nFlight 7 is the best value.\n")
         (lpt-press "C-x C-s"))
-      (lpt-wait (lambda () lpt-results) "the result of analyze_flights" 30)
-      (should (string-search "Flight 7 is the best value." (format "%S" (car lpt-results))))
+      (should (string-search "Flight 7 is the best value." (lpt-result)))
       (kill-buffer answer))
     (kill-buffer request)))
 
