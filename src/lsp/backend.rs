@@ -58,6 +58,9 @@ pub struct Inner {
     gateway: Arc<Mutex<Option<Arc<Gateway>>>>,
     /// Servers' views (MCP Apps, see [`crate::views`]).
     apps: Arc<Apps>,
+    /// Whether a `workspace/didChangeConfiguration` has replaced what `initializationOptions`
+    /// gave.
+    changed_settings: std::sync::atomic::AtomicBool,
 }
 
 impl Backend {
@@ -73,6 +76,7 @@ impl Backend {
             config: Arc::default(),
             reconfig: Mutex::new(None),
             gateway: Arc::default(),
+            changed_settings: Default::default(),
         }))
     }
 
@@ -479,12 +483,17 @@ impl Backend {
     }
 
     async fn did_change_configuration_inner(&self, params: DidChangeConfigurationParams) {
-        // An editor with nothing set says `{}` (eglot, on connecting): that keeps the settings
-        // `initializationOptions` gave, it does not empty them.
+        // An editor with nothing set says `{}` on connecting (eglot): that keeps the settings
+        // `initializationOptions` gave; once settings were sent, `{}` empties them.
         let empty =
             params.settings.is_null() || params.settings.as_object().is_some_and(|o| o.is_empty());
-        if empty {
-            tracing::info!("the editor sent no settings; keeping those it gave before");
+        let changed = self
+            .changed_settings
+            .swap(true, std::sync::atomic::Ordering::SeqCst);
+        if empty && !changed {
+            self.changed_settings
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+            tracing::info!("the editor sent no settings; keeping those it gave at initialize");
             return;
         }
         *self.config.settings.lock() = config::unwrap_editor_settings(Some(params.settings));
@@ -509,8 +518,9 @@ mod tests {
         assert!(size < 2048, "{size} bytes");
     }
 
-    /// eglot sends `{}` when the person set nothing: the settings `initializationOptions` gave
-    /// stay; settings that say something replace them.
+    /// eglot sends `{}` on connecting when the person set nothing: the settings
+    /// `initializationOptions` gave stay; settings that say something replace them, and after
+    /// them `{}` does too.
     #[tokio::test]
     async fn empty_settings_keep_those_given_before() {
         use tower_lsp_server::LanguageServer;
@@ -534,5 +544,10 @@ mod tests {
         let new = serde_json::json!({"servers": {}});
         backend.did_change_configuration(change(new.clone())).await;
         assert_eq!(*backend.config.settings.lock(), new);
+        // Once settings were sent, `{}` is what the editor now has.
+        backend
+            .did_change_configuration(change(serde_json::json!({})))
+            .await;
+        assert_eq!(*backend.config.settings.lock(), serde_json::json!({}));
     }
 }
