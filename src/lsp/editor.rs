@@ -1,7 +1,8 @@
 //! The editor's UI primitives as the sidecar uses them: each prompt gets a correlation id, a
 //! primitive the editor did not declare is treated as dismissed (never a hang), and a prompt
 //! whose waiter goes away (cancelled request, server gave up) is closed in the editor with
-//! `mcp-sidecar/cancelPrompt`.
+//! `mcp-sidecar/cancelPrompt`. An editor without the plugin gets every prompt through standard
+//! LSP instead ([`super::plain`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
