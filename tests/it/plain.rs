@@ -138,6 +138,17 @@ fn line_of(text: &str, key: &str) -> u64 {
         .unwrap() as u64
 }
 
+/// The code actions at the top of the document `uri` (`textDocument/codeAction`).
+async fn code_actions(editor: &TestEditor, uri: &str) -> Value {
+    editor
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
+                "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
+        )
+        .await
+}
+
 /// Reads the result document the sidecar opens after a command a person reads.
 async fn result_document(editor: &TestEditor) -> String {
     let show = editor.next_request(SHOW).await;
@@ -285,13 +296,7 @@ async fn decline_and_cancel_stay_apart_and_a_closed_form_is_cancelled() {
         take_progress(&editor, mark).await;
         let (uri, path, text) = next_document(&editor).await;
         open(&editor, &uri, &text).await;
-        let actions = editor
-            .request(
-                "textDocument/codeAction",
-                json!({"textDocument": {"uri": &uri}, "range": {"start": {"line": 0, "character": 0},
-                    "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
-            )
-            .await;
+        let actions = code_actions(&editor, &uri).await;
         let titles: Vec<&str> = actions["result"]
             .as_array()
             .unwrap()
@@ -454,13 +459,7 @@ async fn a_tool_is_called_from_a_code_action_or_chosen_by_name_and_its_result_op
     let source = json!({"textDocument": {"uri": "file:///tmp/x.rs", "languageId": "rust",
         "version": 1, "text": "fn main() {}"}});
     editor.notify("textDocument/didOpen", source).await;
-    let actions = editor
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": "file:///tmp/x.rs"}, "range": {"start": {"line": 0,
-                "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
-        )
-        .await;
+    let actions = code_actions(&editor, "file:///tmp/x.rs").await;
     let echo = actions["result"]
         .as_array()
         .unwrap()
@@ -535,13 +534,7 @@ async fn a_tool_is_called_from_a_code_action_or_chosen_by_name_and_its_result_op
         )
         .await;
     let offered = || async {
-        let actions = editor
-            .request(
-                "textDocument/codeAction",
-                json!({"textDocument": {"uri": "file:///tmp/x.rs"}, "range": {"start": {"line": 0,
-                    "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
-            )
-            .await;
+        let actions = code_actions(&editor, "file:///tmp/x.rs").await;
         actions["result"].as_array().map_or(0, Vec::len)
     };
     eventually("no tool actions in a Rust file", || async {
@@ -593,13 +586,7 @@ async fn sampling_drafts_are_documents_saved_to_send_or_rejected() {
             json!({"textDocument": {"uri": &uri, "version": 2}, "contentChanges": [{"text": &written}]}),
         )
         .await;
-    let actions = editor
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": &uri}, "range": {"start": {"line": 0, "character": 0},
-                "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}),
-        )
-        .await;
+    let actions = code_actions(&editor, &uri).await;
     let send = actions["result"][0]["command"].clone();
     assert_eq!(actions["result"][0]["title"], "Send", "{actions}");
     assert_eq!(actions["result"][1]["title"], "Reject", "{actions}");
@@ -691,5 +678,40 @@ async fn cancelling_the_persons_own_arguments_form_ends_the_call_and_its_progres
     })
     .await;
     editor.read_notifications(0, |n| n["method"] == "$/progress");
+    editor.shutdown_and_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_the_sidecar_never_offered_change_nothing() {
+    let editor = in_process();
+    let settings = json!({"servers": {"offered": demo_server("both", Some("2025-11-25"))}});
+    editor
+        .initialize_plain(&[], settings, plain_capabilities())
+        .await;
+    // A choice answered with a title it did not offer is no choice: the server stays untrusted.
+    let ask = editor.next_request(CHOICE).await;
+    editor
+        .respond(&ask, json!({"title": "Trust\u{202e}", "extra": {"x": 1}}))
+        .await;
+    eventually("the untrusted server listed as needing trust", || async {
+        let servers = editor.command("mcp-sidecar.listServers", json!({})).await;
+        servers[0]["state"] == "needsTrust"
+    })
+    .await;
+    // No document of a question, or no such action: refused, and the sidecar goes on.
+    for (uri, action) in [
+        ("file:///etc/passwd", "send"),
+        ("not a uri", "cancel"),
+        ("file:///tmp/x.mcpform", "rm -rf"),
+    ] {
+        let response = editor
+            .command_response(
+                "mcp-sidecar.answerDocument",
+                json!({"uri": uri, "action": action}),
+            )
+            .await;
+        assert_eq!(response["error"]["code"], -32602, "{uri}: {response}");
+    }
+    assert!(std::path::Path::new("/etc/passwd").exists());
     editor.shutdown_and_exit().await;
 }

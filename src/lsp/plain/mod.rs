@@ -456,3 +456,22 @@ fn unique_extra(titles: &mut Vec<String>, label: &str) -> String {
     titles.push(title.clone());
     title
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's name from a workspace file never leaves the documents folder or hides as a
+    /// dot file; duplicate choices stay apart.
+    #[test]
+    fn names_and_titles_from_servers_stay_what_they_look_like() {
+        assert_eq!(file_word("../../.ssh/x"), "_______ssh_x");
+        assert_eq!(file_word(".hidden"), "_hidden");
+        assert_eq!(file_word(""), "mcp");
+        assert_eq!(file_word(&"a".repeat(100)).len(), 40);
+        assert_eq!(
+            unique_titles(["Trust", "Trust", "Trust\u{202e}"].into_iter()),
+            ["Trust", "Trust (2)", "Trust⟨U+202E⟩"]
+        );
+    }
+}

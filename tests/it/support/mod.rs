@@ -609,6 +609,24 @@ impl TestEditor {
             }
         }
         let reports = experimental["mcpSidecar"]["serverScopes"] == true;
+        self.initialize_with(
+            folders,
+            settings,
+            json!({"experimental": experimental}),
+            reports,
+        )
+        .await
+    }
+
+    /// `initialize` (the settings as `initializationOptions`, with every server's scope "user"
+    /// when `reports`) and `initialized`; the `initialize` result.
+    async fn initialize_with(
+        &self,
+        folders: &[(&Path, &str)],
+        settings: Value,
+        capabilities: Value,
+        reports: bool,
+    ) -> Value {
         self.user_scopes.store(reports, Ordering::SeqCst);
         self.shared.lock().unwrap().settings = settings.clone();
         let settings = if reports {
@@ -623,13 +641,8 @@ impl TestEditor {
         let response = self
             .request(
                 "initialize",
-                json!({
-                    "processId": null,
-                    "rootUri": null,
-                    "capabilities": {"experimental": experimental},
-                    "workspaceFolders": folders,
-                    "initializationOptions": settings,
-                }),
+                json!({"processId": null, "rootUri": null, "capabilities": capabilities,
+                    "workspaceFolders": folders, "initializationOptions": settings}),
             )
             .await;
         assert!(
@@ -648,25 +661,8 @@ impl TestEditor {
         settings: Value,
         capabilities: Value,
     ) -> Value {
-        self.user_scopes.store(false, Ordering::SeqCst);
-        self.shared.lock().unwrap().settings = settings.clone();
-        let folders: Vec<Value> = folders
-            .iter()
-            .map(|(p, n)| json!({"uri": file_uri(p), "name": n}))
-            .collect();
-        let response = self
-            .request(
-                "initialize",
-                json!({"processId": null, "rootUri": null, "capabilities": capabilities,
-                    "workspaceFolders": folders, "initializationOptions": settings}),
-            )
-            .await;
-        assert!(
-            response.get("error").is_none(),
-            "initialize failed: {response}"
-        );
-        self.notify("initialized", json!({})).await;
-        response["result"].clone()
+        self.initialize_with(folders, settings, capabilities, false)
+            .await
     }
 
     /// `shutdown`, then `exit`, then waits until the sidecar closed the connection (so all it
