@@ -238,7 +238,7 @@ impl Plain {
     /// saved file (and the editor's backups of it) would keep it.
     pub async fn input_box(&self, params: InputBoxParams) -> Option<InputBoxResult> {
         if params.password {
-            self.message(
+            self.say(
                 MessageType::Warning,
                 format!(
                     "{}: this asks for a secret, which the sidecar does not ask for in a file. \
@@ -344,7 +344,7 @@ impl Plain {
             problems: params.problems.clone(),
         };
         let open = self.documents.open(&name, params.text.clone(), kind)?;
-        self.message(
+        self.say(
             MessageType::Info,
             format!(
                 "{} — edit the draft and save it to send it; code action Reject refuses it, \
@@ -373,16 +373,12 @@ impl Plain {
                 Err(e) => tracing::warn!("the editor could not open a document: {}", e.message),
             }
         }
-        self.message(MessageType::Info, format!("Open {}", path.display()));
+        self.say(MessageType::Info, format!("Open {}", path.display()));
         false
     }
 
     /// A message to the person (`window/showMessage`).
     pub fn say(&self, kind: MessageType, text: String) {
-        self.message(kind, text);
-    }
-
-    fn message(&self, kind: MessageType, text: String) {
         let client = self.client.clone();
         tokio::spawn(async move { client.show_message(kind, text).await });
     }
