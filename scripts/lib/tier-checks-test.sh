@@ -36,6 +36,10 @@ case_() {
 # A process of the person's, started before the tier, with the checkout on its command line.
 bash -c 'exec -a "$0" sleep 600' "$TMP/checkout/editor" &
 person=$!
+# The check counts a process started in the clock tick the tier starts in as the tier's: wait for
+# the tick the person's process started in to pass.
+person_start=$(awk '{ print $22 }' "/proc/$person/stat")
+until [ "$(awk '{ print $22 }' /proc/self/stat)" -gt "$person_start" ]; do :; done
 
 case_ 'a clean tier passes' 0 'echo done'
 case_ 'a write to the state directory fails, naming the file' 1 \
