@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod error;
+mod extensions;
 pub mod shown;
 pub use error::CallError;
+pub use extensions::*;
 
 /// Version of the contract announced in `initialize` (`capabilities.experimental.mcpSidecar`).
 pub const CONTRACT_VERSION: u32 = 1;
@@ -83,6 +85,10 @@ pub const COMMANDS: &[&str] = &[
     CMD_OPEN_APP,
     CMD_CLOSE_APP,
     CMD_APP_REQUEST,
+    CMD_LIST_TASKS,
+    CMD_CANCEL_TASK,
+    CMD_LIST_SKILLS,
+    CMD_READ_SKILL,
 ];
 
 pub const METHODS: &[&str] = &[
@@ -96,6 +102,7 @@ pub const METHODS: &[&str] = &[
     RESOURCE_UPDATED,
     OPEN_APP,
     CLOSE_APP,
+    TASK_STATUS,
 ];
 
 /// What the editor implements, from `initialize` `capabilities.experimental.mcpSidecar`.
