@@ -198,6 +198,11 @@ fn examples_match_the_rust_types() {
     round_trips::<AppArgs>("openApp.argument");
     round_trips::<AppArgs>("closeApp.argument");
     round_trips::<AppRequestArgs>("appRequest.argument");
+    round_trips::<TaskInfo>("taskStatus.params");
+    round_trips::<Vec<TaskInfo>>("listTasks.result");
+    round_trips::<TaskArgs>("cancelTask.argument");
+    round_trips::<Vec<SkillSummary>>("listSkills.result");
+    round_trips::<ReadSkillArgs>("readSkill.argument");
 }
 
 /// The documented `expandUriTemplate` example is what the sidecar answers.
