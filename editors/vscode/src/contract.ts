@@ -13,6 +13,7 @@ export const SERVER_STATUS = 'mcp-sidecar/serverStatus';
 export const RESOURCE_UPDATED = 'mcp-sidecar/resourceUpdated';
 export const OPEN_APP = 'mcp-sidecar/openApp';
 export const CLOSE_APP = 'mcp-sidecar/closeApp';
+export const TASK_STATUS = 'mcp-sidecar/taskStatus';
 
 export const CMD_LIST_SERVERS = 'mcp-sidecar.listServers';
 export const CMD_LIST_TOOLS = 'mcp-sidecar.listTools';
@@ -37,6 +38,10 @@ export const CMD_LIST_APPS = 'mcp-sidecar.listApps';
 export const CMD_OPEN_APP = 'mcp-sidecar.openApp';
 export const CMD_CLOSE_APP = 'mcp-sidecar.closeApp';
 export const CMD_APP_REQUEST = 'mcp-sidecar.appRequest';
+export const CMD_LIST_TASKS = 'mcp-sidecar.listTasks';
+export const CMD_CANCEL_TASK = 'mcp-sidecar.cancelTask';
+export const CMD_LIST_SKILLS = 'mcp-sidecar.listSkills';
+export const CMD_READ_SKILL = 'mcp-sidecar.readSkill';
 
 /**
  * The extension's commands (package.json) that send each sidecar command. appRequest and closeApp
@@ -66,6 +71,10 @@ export const OFFERED_COMMANDS: Record<string, string[]> = {
   [CMD_OPEN_APP]: ['mcpSidecar.openAppView'],
   [CMD_CLOSE_APP]: ['mcpSidecar.callTool', 'mcpSidecar.openAppView'],
   [CMD_APP_REQUEST]: ['mcpSidecar.callTool', 'mcpSidecar.openAppView'],
+  [CMD_LIST_TASKS]: ['mcpSidecar.showTasks'],
+  [CMD_CANCEL_TASK]: ['mcpSidecar.showTasks'],
+  [CMD_LIST_SKILLS]: ['mcpSidecar.browseSkills'],
+  [CMD_READ_SKILL]: ['mcpSidecar.browseSkills'],
 };
 
 /** Contract methods and commands this extension deliberately leaves out, each with the reason. */
@@ -481,6 +490,85 @@ export interface AppSummary {
   initialized: boolean;
   modelContext?: unknown;
   message?: unknown;
+}
+
+/** Where a task is; `lost`: the server no longer knows it. */
+export type TaskState = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'lost';
+
+/** `mcp-sidecar/taskStatus` params and the rows of `mcp-sidecar.listTasks`: a tool call a server answered with a task. */
+export interface TaskInfo {
+  server: string;
+  taskId: string;
+  tool: string;
+  status: TaskState;
+  /** The server's latest status message, one line (cleaned by the sidecar). */
+  statusMessage?: string;
+  /** When the call was made (RFC 3339). */
+  startedAt: string;
+  /** When the sidecar last saw the task change (RFC 3339). */
+  updatedAt: string;
+  /** The CallToolResult of a completed task. */
+  result?: CallToolResult;
+  /** Why the task failed or was lost. */
+  error?: string;
+}
+
+/** `mcp-sidecar.cancelTask` argument. */
+export interface TaskArgs {
+  server: string;
+  taskId: string;
+}
+
+/** One file of a skill's manifest. */
+export interface SkillFile {
+  uri: string;
+  /** `sha256:<64 lowercase hex>`. */
+  digest: string;
+  size: number;
+}
+
+/** A skill named by its server and its SKILL.md URI. */
+export interface SkillRef {
+  server: string;
+  uri: string;
+}
+
+/** `mcp-sidecar.listSkills` rows. */
+export interface SkillSummary {
+  server: string;
+  /** The skill's SKILL.md URI: with `server`, what names the skill. */
+  uri: string;
+  name: string;
+  description?: string;
+  /** The manifest; absent for a "dynamic" skill, whose files cannot be verified. */
+  files?: SkillFile[];
+  /** The other skills listed with the same name: both are shown, neither hides the other. */
+  sameName?: SkillRef[];
+  /** Why the skill cannot be loaded, when it cannot. */
+  problem?: string;
+}
+
+/** `mcp-sidecar.readSkill` argument: the skill and a file of its manifest (its SKILL.md when absent). */
+export interface ReadSkillArgs {
+  server: string;
+  uri: string;
+  file?: string;
+}
+
+/** `mcp-sidecar.readSkill` result: one file, checked against the manifest. */
+export interface SkillFileContents {
+  server: string;
+  /** The skill's SKILL.md URI. */
+  skill: string;
+  uri: string;
+  text?: string;
+  /** base64, when the bytes are not UTF-8. */
+  blob?: string;
+  size: number;
+  /** The digest the bytes were checked against; absent for a "dynamic" skill. */
+  digest?: string;
+  /** Whether size and digest (and SKILL.md's frontmatter) matched the manifest; false for a dynamic skill. */
+  verified: boolean;
 }
 
 /** How a row's `name` is shown: its cleaned `label` when the sidecar sent one. */

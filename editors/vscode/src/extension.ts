@@ -20,6 +20,9 @@ import { StatusBar } from './servers/statusBar';
 import { openSamplingLogCommand, trustCommand } from './servers/trustCommands';
 import { runPromptCommand } from './serverPrompts/runPrompt';
 import { Sidecar } from './sidecar';
+import { browseSkillsCommand } from './skills/browseSkills';
+import { SkillDocuments } from './skills/skillDocuments';
+import { Tasks } from './tasks/tasks';
 import { callToolCommand } from './tools/callTool';
 import { ResultDocuments } from './tools/resultDocuments';
 
@@ -42,16 +45,20 @@ export function activate(context: vscode.ExtensionContext): void {
       statusBar.render(s);
       // A sidecar that stopped or restarts has no views: their panels close.
       if (s !== 'running') apps.closeAll('the sidecar stopped');
+      void tasks.sidecarState(s);
     },
     onServerStatus: (p) => documents.serverStatus(p),
     onResourceUpdated: (p) => documents.updated(p),
     onOpenApp: (p): contract.OpenAppResult => apps.open(p),
     onCloseApp: (p) => apps.close(p),
+    onTaskStatus: (p) => tasks.status(p),
     onGateway: (info) => terminalEnv.apply(info),
   });
   sidecar = client;
   const documents = new ResourceDocuments(client);
   const apps = new AppViews(client, context.extensionUri);
+  const tasks = new Tasks(client, results);
+  const skills = new SkillDocuments(client);
 
   const command = (id: string, run: (...args: unknown[]) => unknown) =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
@@ -70,10 +77,14 @@ export function activate(context: vscode.ExtensionContext): void {
     results,
     documents,
     apps,
+    tasks,
+    skills,
     client,
     command('mcpSidecar.callTool', (server) =>
-      callToolCommand(client, prompts, results, typeof server === 'string' ? server : undefined),
+      callToolCommand(client, prompts, results, tasks.book, typeof server === 'string' ? server : undefined),
     ),
+    command('mcpSidecar.showTasks', () => tasks.showTasksCommand()),
+    command('mcpSidecar.browseSkills', () => browseSkillsCommand(client, skills)),
     command('mcpSidecar.openResource', () => openResourceCommand(client, prompts, documents)),
     command('mcpSidecar.runPrompt', () => runPromptCommand(client, prompts, results)),
     command('mcpSidecar.copyGatewayConfiguration', () => copyGatewayConfigurationCommand(client, prompts)),

@@ -54,6 +54,8 @@ export interface SidecarParts {
   onOpenApp: (params: contract.OpenAppParams) => contract.OpenAppResult;
   /** The sidecar closed a view (`mcp-sidecar/closeApp`). */
   onCloseApp: (params: contract.CloseAppParams) => void;
+  /** A task changed (`mcp-sidecar/taskStatus`). */
+  onTaskStatus: (params: contract.TaskInfo) => void;
   /** The gateway's address after each start of it, `undefined` while there is none. */
   onGateway: (info: contract.GatewayInfo | undefined) => void;
 }
@@ -325,6 +327,7 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(contract.RESOURCE_UPDATED, (p: contract.ResourceUpdatedParams) => this.parts.onResourceUpdated(p));
     client.onRequest(contract.OPEN_APP, (p: contract.OpenAppParams) => this.parts.onOpenApp(p));
     client.onNotification(contract.CLOSE_APP, (p: contract.CloseAppParams) => this.parts.onCloseApp(p));
+    client.onNotification(contract.TASK_STATUS, (p: contract.TaskInfo) => this.parts.onTaskStatus(p));
     // window/logMessage: written to the output channel exactly as vscode-languageclient does
     // (this handler replaces its own); the gateway's lines "gateway: serving agents at <url>"
     // and "gateway: off (…)" also say when its address is there or gone.

@@ -6,11 +6,18 @@ import * as vscode from 'vscode';
 import * as contract from '../contract';
 import type { PromptService } from '../prompts/promptService';
 import type { Sidecar } from '../sidecar';
+import type { CallOutcome, CallWatch } from '../tasks/taskModel';
 import type { ResultDocuments } from './resultDocuments';
 import { resultMarkdown } from './resultMarkdown';
 import { toolPickItem } from './toolPickItem';
 
 const TITLE = 'MCP Sidecar: Call Tool';
+
+/** What learns of the calls in flight: a task one of them becomes is waited for here (TaskBook). */
+export interface CallWatcher {
+  callStarted(server: string, tool: string): CallWatch;
+  callEnded(call: CallWatch, outcome: CallOutcome): void;
+}
 let nextId = 1;
 const promptId = () => `calltool-${nextId++}`;
 
@@ -18,6 +25,7 @@ export async function callToolCommand(
   sidecar: Sidecar,
   prompts: PromptService,
   results: ResultDocuments,
+  watcher: CallWatcher,
   presetServer?: string,
 ): Promise<void> {
   const servers = (await sidecar.command<contract.ServerSummary[]>(contract.CMD_LIST_SERVERS)).filter(
@@ -76,16 +84,23 @@ export async function callToolCommand(
     else tool = list[r.selected[0]]?.name;
   }
   // No `arguments`: the sidecar asks for them with the tool's inputSchema.
-  await runTool(sidecar, results, server, tool, undefined);
+  await runTool(sidecar, results, watcher, server, tool, undefined);
 }
 
+/**
+ * Runs the call under a cancellable notification (Cancel sends $/cancelRequest; for a task the
+ * sidecar then sends tasks/cancel) showing the server's progress, a task's status among it.
+ */
 export async function runTool(
   sidecar: Sidecar,
   results: ResultDocuments,
+  watcher: CallWatcher,
   server: string,
   tool: string,
   args: Record<string, unknown> | undefined,
 ): Promise<void> {
+  const call = watcher.callStarted(server, tool);
+  let outcome: CallOutcome = 'answered';
   try {
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `${server}: ${tool}`, cancellable: true },
@@ -102,6 +117,9 @@ export async function runTool(
     await results.show(server, tool, resultMarkdown(server, tool, args, result ?? {}));
   } catch (error) {
     const e = error as { message?: string; data?: { kind?: string } };
+    // The sidecar went away mid-call (vscode-jsonrpc's PendingResponseRejected, ConnectionInactive).
+    const code = (error as { code?: number })?.code;
+    if (code === -32097 || code === -32096) outcome = 'lost';
     // A refusal (declined arguments, a rejected sampling request) says so in the status bar, in
     // the sidecar's words; checked first, as its reason may mention a cancellation.
     if (e?.data?.kind === 'refused') {
@@ -110,5 +128,7 @@ export async function runTool(
     }
     if (e?.data?.kind === 'cancelled' || /cancel/i.test(e?.message ?? '')) return;
     void vscode.window.showErrorMessage(`${server}: ${tool} failed: ${e?.message ?? String(error)}`);
+  } finally {
+    watcher.callEnded(call, outcome);
   }
 }
