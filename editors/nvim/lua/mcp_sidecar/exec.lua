@@ -27,6 +27,10 @@ M.CMD = {
   list_apps = 'mcp-sidecar.listApps',
   open_app = 'mcp-sidecar.openApp',
   close_app = 'mcp-sidecar.closeApp',
+  list_tasks = 'mcp-sidecar.listTasks',
+  cancel_task = 'mcp-sidecar.cancelTask',
+  list_skills = 'mcp-sidecar.listSkills',
+  read_skill = 'mcp-sidecar.readSkill',
 }
 
 local progress_count = 0

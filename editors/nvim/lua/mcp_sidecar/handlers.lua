@@ -59,6 +59,12 @@ M['mcp-sidecar/closeApp'] = function(_, params, ctx)
   views.closed(ctx.client_id, params)
 end
 
+-- A task changed: kept for :Mcp tasks and the statusline; announced when it ends and no :Mcp call
+-- waits for it.
+M['mcp-sidecar/taskStatus'] = function(_, params, ctx)
+  require('mcp_sidecar.tasks').status(ctx.client_id, params)
+end
+
 -- The log as usual; its gateway lines also set the terminals' environment (gateway.lua).
 M['window/logMessage'] = function(err, params, ctx)
   require('mcp_sidecar.gateway').on_log(ctx.client_id, params)

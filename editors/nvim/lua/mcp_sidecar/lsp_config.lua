@@ -144,6 +144,7 @@ function M.config()
         require('mcp_sidecar.resources').forget(client_id)
         require('mcp_sidecar.gateway').clear(client_id)
         require('mcp_sidecar.views').forget(client_id)
+        require('mcp_sidecar.tasks').clear(client_id)
       end)
     end,
   }

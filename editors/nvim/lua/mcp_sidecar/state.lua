@@ -171,8 +171,9 @@ end
 local marks = { starting = '…', failed = '✗', needsTrust = '?', needsAuth = '🔑', stopped = '-' }
 
 --- A short statusline text: "MCP 2/3 ✗1" (running/configured, then failed, starting, needs
---- trust, needs a sign-in, stopped), then the progress of the call last heard from ("· demo:
---- count_down 2 left (33%)"). Empty when no sidecar is running or no server is configured.
+--- trust, needs a sign-in, stopped), the running tasks ("⧗1"), then the progress of the call
+--- last heard from ("· demo: count_down 2 left (33%)"). Empty when no sidecar is running or no
+--- server is configured.
 function M.status(client_id)
   local rows = M.servers(client_id)
   if #rows == 0 then
@@ -188,6 +189,10 @@ function M.status(client_id)
     if counts[state] then
       table.insert(parts, marks[state] .. counts[state])
     end
+  end
+  local tasks = #require('mcp_sidecar.tasks').running(client_id)
+  if tasks > 0 then
+    table.insert(parts, '⧗' .. tasks)
   end
   if running then
     table.insert(parts, '· ' .. running)

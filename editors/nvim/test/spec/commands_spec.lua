@@ -46,7 +46,7 @@ T.test(':Mcp (no subcommand) is :Mcp servers; an unknown subcommand says what ex
   local n = T.wait_notification('unknown subcommand "frobnicate"')
   T.contains(
     n.message,
-    'app, call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, tools, trust, untrust'
+    'app, call, gateway, log, prompt, read, resources, restart, sampling-log, servers, signin, signout, skills, tasks, tools, trust, untrust'
   )
   T.eq(vim.log.levels.ERROR, n.level)
 end)
@@ -256,6 +256,8 @@ T.test('completion: subcommands, servers, tools', function()
     'servers',
     'signin',
     'signout',
+    'skills',
+    'tasks',
     'tools',
     'trust',
     'untrust',
@@ -272,6 +274,8 @@ T.test('completion: subcommands, servers, tools', function()
   T.eq({ 'call' }, vim.fn.getcompletion('Mcp ca', 'cmdline'))
   T.eq({ 'close' }, complete('', 'Mcp app ', 8))
   T.eq({}, complete('', 'Mcp app close ', 14))
+  T.eq({ 'cancel' }, complete('', 'Mcp tasks ', 10))
+  T.eq({ 'demo' }, complete('', 'Mcp skills ', 11))
 end)
 
 T.test(':Mcp trust: nothing waiting, and a server that needs no trust is refused clearly', function()

@@ -7,7 +7,9 @@ local logs = require('mcp_sidecar.commands.logs')
 local resources = require('mcp_sidecar.commands.resources')
 local servers = require('mcp_sidecar.commands.servers')
 local signin = require('mcp_sidecar.commands.signin')
+local skills = require('mcp_sidecar.commands.skills')
 local state = require('mcp_sidecar.state')
+local tasks = require('mcp_sidecar.commands.tasks')
 local tools = require('mcp_sidecar.commands.tools')
 local trust = require('mcp_sidecar.commands.trust')
 local util = require('mcp_sidecar.util')
@@ -61,6 +63,12 @@ M.subcommands = {
   end,
   gateway = function()
     gateway.show()
+  end,
+  tasks = function(args)
+    tasks.show(args[1])
+  end,
+  skills = function(args)
+    skills.show(args[1])
   end,
   app = function(args)
     if args[1] == nil then
@@ -116,6 +124,7 @@ local takes_server = {
   resources = true,
   read = true,
   prompt = true,
+  skills = true,
 }
 
 --- The candidates of the word at `index` (1: the subcommand) of `words` (the first is :Mcp).
@@ -130,6 +139,8 @@ local function candidates(words, index)
     return signin.server_names()
   elseif index == 2 and sub == 'app' then
     return { 'close' }
+  elseif index == 2 and sub == 'tasks' then
+    return { 'cancel' }
   elseif index == 3 and sub == 'call' then
     return tools.names(words[3])
   elseif index == 3 and sub == 'read' then

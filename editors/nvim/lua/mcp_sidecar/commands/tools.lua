@@ -7,6 +7,7 @@ local exec = require('mcp_sidecar.exec')
 local format = require('mcp_sidecar.format')
 local scratch = require('mcp_sidecar.ui.scratch')
 local state = require('mcp_sidecar.state')
+local tasks = require('mcp_sidecar.tasks')
 local util = require('mcp_sidecar.util')
 
 local M = {}
@@ -248,7 +249,10 @@ function M.call(server, tool_name, json_text)
 
     vim.api.nvim_echo({ { ('mcp-sidecar: calling %s › %s…'):format(server, tool.name) } }, false, {})
     local argument = { server = server, tool = tool.name, arguments = arguments }
+    -- A task the call becomes is this call's: its progress shows here, its result opens here.
+    local watch = tasks.call_started(client.id, server, tool.name)
     local result, call_err = exec.run(client, CMD.call_tool, argument, { progress = true })
+    tasks.call_ended(watch)
     if exec.is_cancelled(call_err) then
       notify(('%s › %s: call cancelled'):format(server, tool.name))
       return
