@@ -7,7 +7,8 @@
 #   inspector/  npm: the MCP Inspector (@modelcontextprotocol/inspector), whose --cli mode is an agent
 #           of the gateway (tests/it/gateway_clients.rs); its own prefix, since it needs Node >= 22.19
 #           (run with the Node 24 of scripts/install-node.sh)
-#   venv/   Python venv with the MCP Python SDK (mcp), used by fixtures/python/
+#   venv/   Python venv with the MCP Python SDK (mcp) and FastMCP with its Tasks extension
+#           (fastmcp, fastmcp-tasks, pydocket), used by fixtures/python/
 #   env.sh  exports MCP_PEERS_DIR, MCP_EVERYTHING_JS, MCP_FILESYSTEM_JS, MCP_PYTHON,
 #           MCP_PEERS_NODE_MODULES, MCP_INSPECTOR_JS, MCP_NODE24, MCP_APP_BASIC_JS,
 #           MCP_APP_BUDGET_JS, MCP_APP_PDF_JS, MCP_APP_NODE
@@ -24,6 +25,15 @@ FILESYSTEM_VERSION=2026.8.31
 # The TypeScript SDK client for benches/peers/ts_client.mjs: the same version server-everything pulls in.
 TS_SDK_VERSION=1.32.2
 MCP_PY_VERSION=2.3.0
+# FastMCP and its Tasks extension (fixtures/python/fastmcp_*_server.py); fastmcp 4.1.6 conflicts
+# with fastmcp-tasks 4.1.4. pydocket runs the tasks; its memory:// backend is burner-redis behind
+# redis-py (fastmcp-tasks excludes redis 8.1.0) and py-key-value-aio.
+FASTMCP_VERSION=4.1.4
+FASTMCP_TASKS_VERSION=4.1.4
+PYDOCKET_VERSION=0.27.2
+BURNER_REDIS_VERSION=0.1.7
+REDIS_PY_VERSION=8.2.0
+KEY_VALUE_VERSION=0.4.6
 # The Inspector's CLI (v2: the maintained line; v1 takes security fixes only).
 INSPECTOR_VERSION=2.12.0
 # MCP Apps servers (a tool with a view; run with --stdio), for tests/apps/.
@@ -118,8 +128,13 @@ command -v "$PY" >/dev/null || die "$PY not found on PATH"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' ||
   die "$PY is $("$PY" --version 2>&1); mcp $MCP_PY_VERSION needs Python >= 3.10"
 
-venv_mcp_version() {
-  "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true
+# The pinned Python packages as name==version, one line, in the order venv_versions prints them.
+PY_PINS="mcp==$MCP_PY_VERSION fastmcp==$FASTMCP_VERSION fastmcp-tasks==$FASTMCP_TASKS_VERSION pydocket==$PYDOCKET_VERSION burner-redis==$BURNER_REDIS_VERSION redis==$REDIS_PY_VERSION py-key-value-aio==$KEY_VALUE_VERSION"
+venv_versions() {
+  "$VENV/bin/python" -c '
+import importlib.metadata as m, sys
+print(" ".join(f"{n}=={m.version(n)}" for n in sys.argv[1:]))' \
+    mcp fastmcp fastmcp-tasks pydocket burner-redis redis py-key-value-aio 2>/dev/null || true
 }
 
 py_status=cached
@@ -127,7 +142,7 @@ if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -c '' 2>/dev/null; then
   log "venv: $VENV is broken (interpreter moved?); recreating"
   rm -rf "$VENV"
 fi
-if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
+if [ "$(venv_versions)" != "$PY_PINS" ]; then
   export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
   # The venv is made without pip and the host's pip drives it (pip >= 22.3 has --python): skipping
   # ensurepip saves ~4 s. Fall back to the venv's own pip (bootstrapped by ensurepip) if that fails.
@@ -140,9 +155,10 @@ if [ "$(venv_mcp_version)" != "$MCP_PY_VERSION" ]; then
     "$VENV/bin/python" -m ensurepip --default-pip >&2
     PIP=("$VENV/bin/python" -m pip)
   fi
-  log "venv: installing mcp==$MCP_PY_VERSION"
-  "${PIP[@]}" install --quiet "mcp==$MCP_PY_VERSION" >&2
-  [ "$(venv_mcp_version)" = "$MCP_PY_VERSION" ] || die "mcp $MCP_PY_VERSION did not install"
+  log "venv: installing $PY_PINS"
+  # shellcheck disable=SC2086 # PY_PINS is a list of requirement specifiers
+  "${PIP[@]}" install --quiet $PY_PINS >&2
+  [ "$(venv_versions)" = "$PY_PINS" ] || die "$PY_PINS did not install (got: $(venv_versions))"
   py_status=installed
 fi
 
@@ -229,4 +245,4 @@ export MCP_APP_NODE='$APP_NODE'
 EOF
 mv "$PEERS/env.sh.tmp" "$PEERS/env.sh"
 
-echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION + server-basic-vanillajs@$APP_BASIC_VERSION + server-budget-allocator@$APP_BUDGET_VERSION + server-pdf@$APP_PDF_VERSION ($npm_status, node $(node --version)), inspector@$INSPECTOR_VERSION ($inspector_status, node $("$NODE24_DIR/bin/node" --version)), mcp==$MCP_PY_VERSION ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"
+echo "peers ready in $((SECONDS - START))s: server-everything@$EVERYTHING_VERSION + server-filesystem@$FILESYSTEM_VERSION + sdk@$TS_SDK_VERSION + server-basic-vanillajs@$APP_BASIC_VERSION + server-budget-allocator@$APP_BUDGET_VERSION + server-pdf@$APP_PDF_VERSION ($npm_status, node $(node --version)), inspector@$INSPECTOR_VERSION ($inspector_status, node $("$NODE24_DIR/bin/node" --version)), $PY_PINS ($py_status, $("$VENV/bin/python" --version 2>&1)); source $PEERS/env.sh"

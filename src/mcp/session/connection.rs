@@ -161,6 +161,9 @@ where
                 Some(process) => process.stop(Duration::from_millis(200)).await,
                 None => None,
             };
+            if status.is_some() {
+                diag.stderr_read(Duration::from_millis(500)).await;
+            }
             return Err(startup_failure(&e, status, &diag));
         }
         Err(_) => {

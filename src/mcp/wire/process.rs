@@ -66,6 +66,7 @@ async fn capture_stderr(
     if let Some(dropped) = window.flush(std::time::Instant::now() + flood::WINDOW) {
         report(dropped);
     }
+    diag.stderr_ended();
 }
 
 /// Lines of at most `max` bytes (trailing whitespace trimmed, lossy UTF-8); a longer line keeps
@@ -134,6 +135,9 @@ impl<R: tokio::io::AsyncBufRead + Unpin> CappedLines<R> {
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     stderr: Mutex<VecDeque<String>>,
+    /// Set when the server's stderr reached its end (every line it wrote is in `stderr`).
+    stderr_end: std::sync::atomic::AtomicBool,
+    stderr_ended: tokio::sync::Notify,
     fatal: Mutex<Option<String>>,
     progress: ProgressRoute,
 }
@@ -186,6 +190,25 @@ impl Diagnostics {
             tail.pop_front();
         }
         tail.push_back(line);
+    }
+
+    /// The server's stderr reached its end.
+    pub fn stderr_ended(&self) {
+        self.stderr_end
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.stderr_ended.notify_waiters();
+    }
+
+    /// Waits (at most `bound`) until every line of the server's stderr is read: an exited
+    /// server's last words may still be in the pipe when its exit is seen.
+    pub async fn stderr_read(&self, bound: std::time::Duration) {
+        let ended = self.stderr_ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        if self.stderr_end.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let _ = tokio::time::timeout(bound, ended).await;
     }
 
     /// The last `n` stderr lines, oldest first.
