@@ -9,8 +9,8 @@
 ;; One sidecar per project root (`project-current', else `default-directory'): the process,
 ;; the LSP handshake (what this editor implements of the contract, docs/lsp-extensions.md),
 ;; the settings, the methods the sidecar calls (`mcp-sidecar--handlers'), the commands it
-;; offers (`mcp-sidecar--commands'), the servers' states for the mode line and the gateway's
-;; environment for terminals.
+;; offers (`mcp-sidecar--commands'), the servers' states and tasks for the mode line and the
+;; gateway's environment for terminals.
 
 ;;; Code:
 
@@ -57,6 +57,7 @@ tests/it/contract_docs.rs checks that everything else has a handler in
     ("mcp-sidecar/serverStatus" . mcp-sidecar--on-server-status)
     ("mcp-sidecar/resourceUpdated" . mcp-sidecar--on-resource-updated)
     ("mcp-sidecar/closeApp" . mcp-sidecar--on-close-app)
+    ("mcp-sidecar/taskStatus" . mcp-sidecar--on-task-status)
     ("window/showDocument" . mcp-sidecar--on-show-document)
     ("window/showMessage" . mcp-sidecar--on-show-message)
     ("window/logMessage" . mcp-sidecar--on-log-message)
@@ -88,7 +89,11 @@ it returns (a prompt answered later, see mcp-sidecar-ui.el).")
     (expand-uri-template . "mcp-sidecar.expandUriTemplate")
     (list-apps . "mcp-sidecar.listApps")
     (open-app . "mcp-sidecar.openApp")
-    (close-app . "mcp-sidecar.closeApp"))
+    (close-app . "mcp-sidecar.closeApp")
+    (list-tasks . "mcp-sidecar.listTasks")
+    (cancel-task . "mcp-sidecar.cancelTask")
+    (list-skills . "mcp-sidecar.listSkills")
+    (read-skill . "mcp-sidecar.readSkill"))
   "The sidecar's commands (workspace/executeCommand) this package sends, by key.")
 
 ;;; The connection
@@ -107,7 +112,16 @@ it returns (a prompt answered later, see mcp-sidecar-ui.el).")
    (progress :initform (make-hash-table :test #'equal) :reader mcp-sidecar--progress
              :documentation "The running calls' progress, by token: (TITLE MESSAGE TIME).")
    (gateway :initform nil :accessor mcp-sidecar--gateway
-            :documentation "The gateway's environment, an alist of (NAME . VALUE)."))
+            :documentation "The gateway's environment, an alist of (NAME . VALUE).")
+   (tasks :initform (make-hash-table :test #'equal) :reader mcp-sidecar--tasks
+          :documentation "The tasks (taskStatus, listTasks), by `mcp-sidecar--task-key'.")
+   (calls :initform nil :accessor mcp-sidecar--calls
+          :documentation "The tool calls in flight: (CALL-KEY . TASK-KEY) cells.
+CALL-KEY is the server and tool's `mcp-sidecar--task-key'; TASK-KEY is nil
+until the task the call became is known.")
+   (quiet :initform (make-hash-table :test #'equal) :reader mcp-sidecar--quiet
+          :documentation "Tasks whose end is not announced: a call waits for them, the person
+cancelled them, or it was announced already."))
   "A running sidecar and its LSP session, for one project root.")
 
 (cl-defmethod jsonrpc-connection-send ((_conn mcp-sidecar-connection)
@@ -558,6 +572,72 @@ seconds at most and signals a `user-error' with the sidecar's message."
       ("end" (remhash token table)))
     (force-mode-line-update t)))
 
+;;; Tasks
+
+(defun mcp-sidecar--task-key (server id)
+  "The key of the task ID of SERVER."
+  (format "%s\n%s" server id))
+
+(defun mcp-sidecar--task-running-p (task)
+  "Whether TASK (a taskStatus plist) is still running."
+  (member (plist-get task :status) '("working" "input_required")))
+
+(defun mcp-sidecar--call-started (conn server tool)
+  "Note a call of TOOL of SERVER on CONN; return its cell.
+The task the call becomes is that call's: its end is not announced.
+Pass the cell to `mcp-sidecar--call-ended' when the call has its answer."
+  (let ((cell (cons (mcp-sidecar--task-key server tool) nil)))
+    (push cell (mcp-sidecar--calls conn))
+    cell))
+
+(defun mcp-sidecar--call-ended (conn cell)
+  "The call CELL on CONN has its answer."
+  (setf (mcp-sidecar--calls conn) (delq cell (mcp-sidecar--calls conn))))
+
+(defun mcp-sidecar--task-ended-message (task)
+  "What the ended TASK came to, in one line."
+  (let ((what (concat "task " (plist-get task :server) " › "
+                      (format "%s" (plist-get task :tool))))
+        (why (mcp-sidecar--text (plist-get task :error))))
+    (pcase (plist-get task :status)
+      ("completed" (concat what " completed"
+                           (if (eq (plist-get (plist-get task :result) :isError) t)
+                               " (the tool reported an error)" "")))
+      ("cancelled" (concat what " was cancelled"))
+      ("lost" (concat what " is lost: " (or why "the server no longer knows it")))
+      (status (concat what " " (format "%s" status) (if why (concat ": " why) ""))))))
+
+(defun mcp-sidecar--on-task-status (conn params)
+  "Keep the task of PARAMS from CONN; announce its end when no call waits for it."
+  (let ((server (plist-get params :server))
+        (id (plist-get params :taskId)))
+    (when (and (stringp server) id)
+      (let* ((key (mcp-sidecar--task-key server id))
+             (tasks (mcp-sidecar--tasks conn))
+             (quiet (mcp-sidecar--quiet conn)))
+        (unless (or (gethash key tasks) (gethash key quiet))
+          (let ((call (cl-find-if (lambda (cell)
+                                    (and (null (cdr cell))
+                                         (equal (car cell) (mcp-sidecar--task-key
+                                                            server (plist-get params :tool)))))
+                                  (mcp-sidecar--calls conn))))
+            (when call
+              (setcdr call key)
+              (puthash key t quiet))))
+        (puthash key params tasks)
+        (unless (or (mcp-sidecar--task-running-p params) (gethash key quiet))
+          (puthash key t quiet)
+          (mcp-sidecar--say "%s (M-x mcp-sidecar-tasks shows it)"
+                            (mcp-sidecar--task-ended-message params)))
+        (force-mode-line-update t)))))
+
+(defun mcp-sidecar--running-tasks (conn)
+  "How many tasks of CONN are running."
+  (let ((n 0))
+    (maphash (lambda (_key task) (when (mcp-sidecar--task-running-p task) (setq n (1+ n))))
+             (mcp-sidecar--tasks conn))
+    n))
+
 ;;; The mode line and the gateway
 
 (defconst mcp-sidecar--marks
@@ -567,10 +647,11 @@ seconds at most and signals a `user-error' with the sidecar's message."
 
 (defun mcp-sidecar--status-text ()
   "The state of every sidecar's servers, for the mode line.
-For example \"MCP 2/3 ✗1 ✎1 · demo: count_down 2 left\"; empty when no
+For example \"MCP 2/3 ✗1 ✎1 ⧗1 · demo: count_down 2 left\"; empty when no
 sidecar has a server."
-  (let ((counts (make-hash-table :test #'equal)) (total 0) latest)
+  (let ((counts (make-hash-table :test #'equal)) (total 0) (tasks 0) latest)
     (dolist (conn (mcp-sidecar--all))
+      (setq tasks (+ tasks (mcp-sidecar--running-tasks conn)))
       (maphash (lambda (_name row)
                  (setq total (1+ total))
                  (puthash (plist-get row :state) (1+ (gethash (plist-get row :state) counts 0))
@@ -590,6 +671,7 @@ sidecar has a server."
                                (if n (concat " " (cdr mark) (number-to-string n)) "")))
                            mcp-sidecar--marks "")
                 (if (> asking 0) (concat " ✎" (number-to-string asking)) "")
+                (if (> tasks 0) (concat " ⧗" (number-to-string tasks)) "")
                 (if latest
                     (concat " · " (car latest) (if (nth 1 latest) (concat " " (nth 1 latest)) ""))
                   ""))))))

@@ -179,15 +179,20 @@ one question per argument and a review, or a JSON draft.  With a prefix
 argument, type the arguments as one JSON object instead.  ARGUMENTS is a
 hash table or plist; nil lets the sidecar ask."
   (interactive (mcp-sidecar--read-call current-prefix-arg))
-  (let ((conn (mcp-sidecar--ensure))
-        (what (concat server " › " tool)))
+  (let* ((conn (mcp-sidecar--ensure))
+         (what (concat server " › " tool))
+         ;; A task the call becomes is this call's: its result shows here, not announced.
+         (call (mcp-sidecar--call-started conn server tool)))
     (mcp-sidecar--say "calling %s…" what)
     (mcp-sidecar--exec conn 'call-tool
                        (append (list :server server :tool tool)
                                (and arguments (list :arguments arguments)))
                        (lambda (result)
+                         (mcp-sidecar--call-ended conn call)
                          (mcp-sidecar--show-tool-result server tool arguments result))
-                       (lambda (err) (mcp-sidecar--report what err))
+                       (lambda (err)
+                         (mcp-sidecar--call-ended conn call)
+                         (mcp-sidecar--report what err))
                        t)))
 
 (defvar-local mcp-sidecar--tool-rows nil

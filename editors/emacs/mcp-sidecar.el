@@ -121,6 +121,8 @@ keeps all."
     (define-key map "p" #'mcp-sidecar-get-prompt)
     (define-key map "g" #'mcp-sidecar-gateway-environment)
     (define-key map "a" #'mcp-sidecar-app-open)
+    (define-key map "j" #'mcp-sidecar-tasks)
+    (define-key map "k" #'mcp-sidecar-skills)
     (define-key map "l" #'mcp-sidecar-open-log)
     (define-key map "L" #'mcp-sidecar-open-sampling-log)
     (define-key map "q" #'mcp-sidecar-stop)
@@ -149,6 +151,9 @@ For example (keymap-global-set \"C-c m\" \\='mcp-sidecar-command-map), or
 (autoload 'mcp-sidecar-app-close "mcp-sidecar-commands" nil t)
 (autoload 'mcp-sidecar-read-resource "mcp-sidecar-resources" nil t)
 (autoload 'mcp-sidecar-get-prompt "mcp-sidecar-resources" nil t)
+(autoload 'mcp-sidecar-tasks "mcp-sidecar-tasks" nil t)
+(autoload 'mcp-sidecar-cancel-task "mcp-sidecar-tasks" nil t)
+(autoload 'mcp-sidecar-skills "mcp-sidecar-tasks" nil t)
 
 (declare-function mcp-sidecar--status-text "mcp-sidecar-client" ())
 (declare-function mcp-sidecar--gateway-variables "mcp-sidecar-client" (&optional dir))
@@ -175,11 +180,11 @@ The variables are those of the sidecar of `default-directory's project."
   "Show the MCP servers' states in the mode line; give terminals the gateway.
 The indicator reads \"MCP running/configured\" and then counts the
 servers that failed (✗), are starting (…), wait for trust (?), need a
-sign-in (⚿) or stopped (-), the questions waiting for you (✎), and the
-latest progress of a running tool call.  While the mode is on, the
-functions in `mcp-sidecar-gateway-functions' start their processes with
-the gateway's environment, and with `mcp-sidecar-autostart' visiting a
-file starts its project's sidecar."
+sign-in (⚿) or stopped (-), the questions waiting for you (✎), the
+running tasks (⧗), and the latest progress of a running tool call.
+While the mode is on, the functions in `mcp-sidecar-gateway-functions'
+start their processes with the gateway's environment, and with
+`mcp-sidecar-autostart' visiting a file starts its project's sidecar."
   :global t
   :group 'mcp-sidecar
   :lighter (:eval (mcp-sidecar--lighter))
