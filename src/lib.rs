@@ -19,6 +19,7 @@ pub mod net;
 pub mod paths;
 pub mod roots;
 pub mod sampling;
+pub mod skills;
 pub mod store;
 #[cfg(test)]
 pub mod testing;

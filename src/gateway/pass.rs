@@ -129,6 +129,7 @@ pub fn through(
             return Ok(value);
         }
         Reply::Raw(stored) => stored,
+        Reply::Task(handle) => return Ok(handle.created),
     };
     let modern = context
         .protocol_version()

@@ -452,6 +452,8 @@ impl Backend {
             });
         }
         self.manager.set_folders(self.folders());
+        // Tasks a sidecar of this workspace left running are followed again.
+        self.manager.resume_tasks();
         let tx = reconfigure::spawn(
             self.client.clone(),
             self.editor(),

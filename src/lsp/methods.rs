@@ -53,3 +53,4 @@ notification!(ServerStatus, SERVER_STATUS, ServerStatusParams);
 notification!(ResourceUpdated, RESOURCE_UPDATED, ResourceArgs);
 request!(OpenApp, OPEN_APP, OpenAppParams, Option<OpenAppResult>);
 notification!(CloseApp, CLOSE_APP, CloseAppParams);
+notification!(TaskStatus, TASK_STATUS, TaskInfo);

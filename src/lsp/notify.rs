@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use tower_lsp_server::Client;
 use tower_lsp_server::gen_lsp_types::MessageType;
 
-use super::methods::{ResourceUpdated, ServerStatus};
+use super::methods::{ResourceUpdated, ServerStatus, TaskStatus};
 use crate::contract::ServerStatusParams;
 use crate::contract::shown::{self, Shown};
 use crate::mcp::{Event, EventReceiver, LogLevel};
@@ -153,6 +153,10 @@ pub async fn forward(
                     .await;
             }
             Event::ResourceUpdated { .. } => {}
+            Event::Task(info) if plugin => {
+                client.send_notification::<TaskStatus>(info).await;
+            }
+            Event::Task(_) => {}
             Event::ToolsChanged { server } => {
                 client
                     .log_message(

@@ -160,6 +160,7 @@ pub async fn run(
         };
         let value = match reply {
             Reply::Json(value) => Some(value.clone()),
+            Reply::Task(handle) => Some(handle.created.clone()),
             Reply::Raw(bytes) => serde_json::from_slice(bytes).ok(),
         };
         if let Some(text) = value.and_then(|v| results::render(shown_as, &heading, &v)) {

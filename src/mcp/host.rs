@@ -44,6 +44,8 @@ pub enum Event {
     ToolsChanged { server: String },
     /// A resource the editor subscribed to changed (`notifications/resources/updated`).
     ResourceUpdated { server: String, uri: String },
+    /// A task started, changed or ended (`mcp-sidecar/taskStatus`).
+    Task(crate::contract::TaskInfo),
 }
 
 /// Server notifications that faces other than the editor's follow (the gateway passes them on to

@@ -10,6 +10,7 @@ mod reply;
 pub mod requester;
 mod servers;
 mod session;
+pub mod tasks;
 mod wire;
 
 pub use host::{CLIENT_NAME, Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};

@@ -22,6 +22,30 @@ pub enum Reply {
     Raw(Bytes),
     /// The result as JSON.
     Json(Value),
+    /// A task handle (Tasks extension): the call goes on as a task the sidecar polls. Only a
+    /// caller that asked for handles ([`Tasks::Handle`]) gets one; the others get the task's
+    /// result when it ends.
+    Task(TaskHandle),
+}
+
+/// A task the sidecar follows, as a caller that takes handles sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskHandle {
+    pub server: String,
+    /// The server's task id.
+    pub task_id: String,
+    /// The `CreateTaskResult` the server sent, as JSON.
+    pub created: Value,
+}
+
+/// What a caller wants when the server answers a `tools/call` with a task handle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Tasks {
+    /// The task's result, when it ends (the sidecar polls meanwhile).
+    #[default]
+    Await,
+    /// The handle ([`Reply::Task`]): the caller polls the sidecar's own state.
+    Handle,
 }
 
 impl Reply {
@@ -30,6 +54,7 @@ impl Reply {
         match self {
             Reply::Raw(bytes) => serde_json::from_slice(&bytes).ok(),
             Reply::Json(value) => Some(value),
+            Reply::Task(handle) => Some(handle.created),
         }
     }
 }
@@ -44,6 +69,8 @@ pub struct Caller {
     /// Whether a person or agent calls, or a server's view: a tool is called only where its
     /// visibility (MCP Apps) allows.
     pub surface: crate::apps::Surface,
+    /// What a task handle becomes.
+    pub tasks: Tasks,
 }
 
 /// A result the sidecar hands on as the server sent it: an object whose members are as a tool

@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["testing"],
     &["elicitation"],
     &["sampling"],
+    &["skills"],
     &["auth"],
     &["apps"],
     // 4

@@ -31,4 +31,5 @@ mod properties;
 mod readme_tiers;
 mod resources;
 mod sampling;
+mod tasks;
 mod workspace_config;

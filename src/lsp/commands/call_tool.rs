@@ -133,13 +133,18 @@ fn progress_report(update: &ProgressUpdate) -> Value {
         }
         _ => None,
     };
+    // A task's status has no amount (NaN).
     let amount = match percentage {
-        Some(p) => format!("{p}%"),
-        None => format!("{}", update.progress),
+        Some(p) => Some(format!("{p}%")),
+        None => update
+            .progress
+            .is_finite()
+            .then(|| format!("{}", update.progress)),
     };
-    let message = match &update.message {
-        Some(m) => format!("{} ({amount})", shown::line(m, shown::MAX_TEXT)),
-        None => amount,
+    let message = match (&update.message, amount) {
+        (Some(m), Some(amount)) => format!("{} ({amount})", shown::line(m, shown::MAX_TEXT)),
+        (Some(m), None) => shown::line(m, shown::MAX_TEXT).into_owned(),
+        (None, amount) => amount.unwrap_or_default(),
     };
     let mut report = serde_json::json!({"kind": "report", "message": message});
     if let Some(p) = percentage {
@@ -162,6 +167,10 @@ mod tests {
         assert_eq!(
             progress_report(&update(1.0, Some(3.0), Some("step 1 of 3"))),
             serde_json::json!({"kind": "report", "message": "step 1 of 3 (33%)", "percentage": 33})
+        );
+        assert_eq!(
+            progress_report(&update(f64::NAN, None, Some("task working: step 2"))),
+            serde_json::json!({"kind": "report", "message": "task working: step 2"})
         );
         assert_eq!(
             progress_report(&update(7.0, None, None)),

@@ -29,6 +29,7 @@ use crate::mcp::{Manager, Reply};
 mod answer_document;
 mod app_request;
 mod call_tool;
+mod cancel_task;
 mod choose_tool;
 mod close_app;
 mod complete;
@@ -40,6 +41,7 @@ mod list_prompts;
 mod list_resource_templates;
 mod list_resources;
 mod list_servers;
+mod list_tasks;
 mod list_tools;
 mod open_app;
 mod open_sampling_log;
@@ -77,6 +79,8 @@ pub const HANDLERS: &[Entry] = &[
     entry::<open_app::OpenApp>(),
     entry::<close_app::CloseApp>(),
     entry::<app_request::AppRequest>(),
+    entry::<list_tasks::ListTasks>(),
+    entry::<cancel_task::CancelTask>(),
 ];
 
 /// Plain LSP's own commands (`contract::PLAIN_COMMANDS`), for editors without a plugin.

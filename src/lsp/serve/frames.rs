@@ -195,6 +195,7 @@ impl<O: AsyncWrite + Unpin> Output<O> {
         let (result, error) = match handled {
             Ok(Reply::Raw(raw)) => return self.reply_raw(id, raw),
             Ok(Reply::Json(value)) => (Some(value), None),
+            Ok(Reply::Task(handle)) => (Some(&handle.created), None),
             Err(error) => (None, Some(error)),
         };
         self.message(&LaneReply {

@@ -75,7 +75,11 @@ const ROOTS_DEBOUNCE: Duration = Duration::from_millis(150);
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(5);
 
 pub struct Manager {
-    host: Arc<Host>,
+    /// Itself, for the tasks it follows (each holds it weakly).
+    pub(super) me: std::sync::Weak<Manager>,
+    pub(super) host: Arc<Host>,
+    /// The tasks followed for this workspace (read when first needed, see `calls.rs`).
+    pub(super) tasks: std::sync::OnceLock<Arc<crate::mcp::tasks::TaskBook>>,
     inner: Mutex<Inner>,
     roots_generation: AtomicU64,
 }
@@ -92,12 +96,14 @@ struct Inner {
 impl Manager {
     pub fn new() -> (Arc<Manager>, EventReceiver) {
         let (host, events) = Host::new();
-        let manager = Manager {
+        let manager = Arc::new_cyclic(|me| Manager {
+            me: me.clone(),
             host,
+            tasks: std::sync::OnceLock::new(),
             inner: Mutex::new(Inner::default()),
             roots_generation: AtomicU64::new(0),
-        };
-        (Arc::new(manager), events)
+        });
+        (manager, events)
     }
 
     fn inner(&self) -> parking_lot::MutexGuard<'_, Inner> {
@@ -283,6 +289,11 @@ impl Manager {
     }
 
     /// The editor's workspace folders changed (or were first given).
+    /// The editor's workspace folders now.
+    pub(super) fn folders(&self) -> Vec<Folder> {
+        self.inner().folders.clone()
+    }
+
     pub fn set_folders(self: &Arc<Self>, folders: Vec<Folder>) {
         self.inner().folders = folders;
         self.recompute_roots();
@@ -385,7 +396,7 @@ impl Manager {
             .ok_or_else(|| CallError::UnknownServer(server.to_string()))
     }
 
-    fn running(
+    pub(super) fn running(
         &self,
         server: &str,
     ) -> Result<Arc<crate::mcp::session::connection::Connection>, CallError> {
@@ -617,18 +628,6 @@ impl Manager {
         inner.applied.then(|| inner.settings.gateway.clone())
     }
 
-    /// Runs a tool to completion and returns the MCP `CallToolResult` as JSON.
-    pub async fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<crate::mcp::session::exchange::ToolArguments>,
-        caller: Caller,
-    ) -> Result<Reply, CallError> {
-        let connection = self.running(server)?;
-        connection.call_tool(tool, arguments, caller).await
-    }
-
     /// Restarts a server now (also one that gave up after too many crashes).
     pub fn restart(&self, server: &str) -> Result<(), CallError> {
         let slot = self.slot(server)?;
@@ -721,6 +720,11 @@ impl Manager {
 
     /// Stops every server, waiting a bounded time; called on `shutdown`, `exit` and EOF.
     pub async fn shutdown(&self) {
+        // Tasks outlive the sidecar: their followers stop, the calls waiting on them do not
+        // cancel them, and the next sidecar follows them again.
+        if let Some(book) = self.tasks.get() {
+            book.stop();
+        }
         let slots: Vec<_> = std::mem::take(&mut self.inner().slots)
             .into_values()
             .collect();

@@ -194,6 +194,15 @@ impl Connection {
     fn answered<P: Exchange>(&self, result: ServerResult) -> Result<Answered, CallError> {
         match result {
             ServerResult::InputRequiredResult(required) => Ok(Answered::Required(required)),
+            ServerResult::CreateTaskResult(created) => {
+                let value = serde_json::to_value(created).unwrap_or_default();
+                self.task_handle(value, P::METHOD).map(Answered::Final)
+            }
+            ServerResult::CustomResult(custom)
+                if custom.0.get("resultType").and_then(Value::as_str) == Some("task") =>
+            {
+                self.task_handle(custom.0, P::METHOD).map(Answered::Final)
+            }
             other => match P::finished(other) {
                 Some(result) => result
                     .map(|value| Answered::Final(Reply::Json(value)))
@@ -203,6 +212,20 @@ impl Connection {
                 }
             },
         }
+    }
+
+    /// A `CreateTaskResult` (Tasks extension): only `tools/call` may become a task, and its id
+    /// must be a string of at most [`crate::mcp::tasks::MAX_TASK_ID`] bytes.
+    fn task_handle(&self, created: Value, method: &str) -> Result<Reply, CallError> {
+        if method != CallToolRequestParams::METHOD {
+            return Err(self.protocol(format!("answered {method} with a task handle")));
+        }
+        let task_id = crate::mcp::tasks::task_id(&created).map_err(|e| self.protocol(e))?;
+        Ok(Reply::Task(crate::mcp::reply::TaskHandle {
+            server: self.server.to_string(),
+            task_id,
+            created,
+        }))
     }
 
     /// [`Connection::send`] past rmcp's peer, on a stdio session (see `direct.rs`): the same
@@ -273,6 +296,9 @@ impl Connection {
                         "sent an input_required result that cannot be read: {e}"
                     ))
                 });
+        }
+        if value.get("resultType").and_then(Value::as_str) == Some("task") {
+            return self.task_handle(value, method).map(Answered::Final);
         }
         serde_json::from_value::<R>(value)
             .ok()

@@ -320,7 +320,17 @@ pub fn capabilities(roots: bool, elicitation: bool, sampling: bool) -> ClientCap
         "mimeTypes".into(),
         serde_json::json!([crate::apps::MIME_TYPE]),
     );
-    caps.extensions = Some([(crate::apps::EXTENSION.to_string(), ui)].into());
+    caps.extensions = Some(
+        [
+            (crate::apps::EXTENSION.to_string(), ui),
+            // Tasks (SEP-2663): a tool call may become a task the sidecar polls.
+            (
+                rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                rmcp::model::JsonObject::new(),
+            ),
+        ]
+        .into(),
+    );
     if sampling {
         let mut sc = SamplingCapability::default();
         sc.tools = Some(Default::default());

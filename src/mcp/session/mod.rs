@@ -7,3 +7,4 @@ pub mod exchange;
 pub mod handler;
 pub mod listen;
 pub mod listing;
+pub mod tasks;

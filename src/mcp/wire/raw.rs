@@ -72,6 +72,9 @@ pub fn stash_typed(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
         },
         JsonRpcMessage::Response(r) => match &r.result {
             ServerResult::InputRequiredResult(_) => true,
+            ServerResult::GetTaskResult(r) => {
+                r.task.status() == rmcp::model::TaskStatus::InputRequired
+            }
             // A form rmcp's types refuse makes the whole result a custom one: stashing the raw
             // schema lets it parse as what it is.
             ServerResult::CustomResult(c) => {
@@ -104,7 +107,11 @@ pub fn stash_schemas(message: &mut Value) {
     }
     let requests = message
         .get_mut("result")
-        .filter(|r| r.get("resultType").and_then(Value::as_str) == Some("input_required"))
+        .filter(|r| {
+            // An `input_required` round, or a task asking (`tasks/get`, Tasks extension).
+            r.get("resultType").and_then(Value::as_str) == Some("input_required")
+                || r.get("status").and_then(Value::as_str) == Some("input_required")
+        })
         .and_then(|r| r.get_mut("inputRequests"))
         .and_then(Value::as_object_mut);
     for request in requests.into_iter().flat_map(|m| m.values_mut()) {

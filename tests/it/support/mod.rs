@@ -901,7 +901,7 @@ where
 }
 
 /// The `workspace/executeCommand` params of a `callTool` with a `workDoneToken`.
-fn call_with_token(server: &str, tool: &str, arguments: Value, token: &str) -> Value {
+pub fn call_with_token(server: &str, tool: &str, arguments: Value, token: &str) -> Value {
     json!({
         "command": "mcp-sidecar.callTool",
         "arguments": [{"server": server, "tool": tool, "arguments": arguments}],
