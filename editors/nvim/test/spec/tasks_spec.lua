@@ -161,3 +161,67 @@ T.test('times: the local time of day of an RFC 3339 time', function()
     tasks.shown_time(os.date('!%Y-%m-%dT%H:%M:%SZ', now - 3 * 86400))
   )
 end)
+
+--- The fixture over HTTP (it outlives a sidecar), on a random port; returns its URL.
+local function http_fixture()
+  local out = ''
+  T.spawn(
+    { os.getenv('MCP_PYTHON'), T.repo_root .. '/fixtures/python/fastmcp_tasks_server.py', '--http', '0' },
+    {
+      env = { TASKS_WORK_MS = '3000', TASKS_POLL_MS = '100' },
+      stdout = function(_, data)
+        out = out .. (data or '')
+      end,
+    }
+  )
+  return T.wait(function()
+    return out:match('ready (http://127%.0%.0%.1:%d+/mcp)')
+  end, 'the HTTP tasks fixture to listen', 30000)
+end
+
+T.test('a sidecar restarted mid-task follows the task again and announces its end', function()
+  T.teardown()
+  local url = http_fixture()
+  T.start_sidecar({ servers = { remote = { url = url } } })
+  T.wait_running('remote', 30000)
+  local first = require('mcp_sidecar').client()
+  vim.cmd('Mcp call remote slow_report {"topic": "restart"}')
+  local task = T.wait(function()
+    for _, t in ipairs(tasks.running(first.id)) do
+      if t.tool == 'slow_report' then
+        return t
+      end
+    end
+  end, 'the task to run', 20000)
+  -- The sidecar goes away in the task's first half (before its question).
+  first:stop()
+  -- A stopped sidecar leaves no task behind here.
+  T.wait(function()
+    return first:is_stopped() and tasks.get(first.id, 'remote', task.taskId) == nil
+  end, 'the first sidecar to stop, and its tasks to go')
+
+  local asked = T.script_select(function(items, _, opts)
+    if opts.prompt:find('Depth', 1, true) then
+      return T.pick('short')(items)
+    end
+    return T.pick('Submit')(items)
+  end)
+  require('mcp_sidecar.async').run(function()
+    require('mcp_sidecar.client').ensure()
+  end)
+  local n = T.wait_notification('task remote › slow_report completed (:Mcp tasks shows it)', 30000)
+  T.eq(vim.log.levels.INFO, n.level)
+  T.ok(#asked >= 1, 'the question was asked after the restart')
+  T.contains(asked[1].opts.prompt, 'How deep should the report on restart go?')
+
+  local picks = T.script_select(function(items, _, opts)
+    if opts.prompt == 'MCP tasks' then
+      return T.pick('remote › slow_report')(items)
+    end
+    return T.pick('Show result')(items)
+  end)
+  vim.cmd('Mcp tasks')
+  local buf = T.wait_buf('^mcp://task/remote/' .. vim.pesc(task.taskId) .. '$')
+  T.contains(T.lines(buf), 'report on restart: depth short')
+  T.ok(#picks == 2)
+end)
