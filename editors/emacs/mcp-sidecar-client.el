@@ -614,8 +614,13 @@ Pass the cell to `mcp-sidecar--call-ended' when the call has its answer."
     (when (and (stringp server) id)
       (let* ((key (mcp-sidecar--task-key server id))
              (tasks (mcp-sidecar--tasks conn))
-             (quiet (mcp-sidecar--quiet conn)))
-        (unless (or (gethash key tasks) (gethash key quiet))
+             (quiet (mcp-sidecar--quiet conn))
+             (known (gethash key tasks)))
+        ;; A task that ended never runs again: a report older than its end changes nothing.
+        (when (and known (not (mcp-sidecar--task-running-p known))
+                   (mcp-sidecar--task-running-p params))
+          (setq params known))
+        (unless (or known (gethash key quiet))
           (let ((call (cl-find-if (lambda (cell)
                                     (and (null (cdr cell))
                                          (equal (car cell) (mcp-sidecar--task-key

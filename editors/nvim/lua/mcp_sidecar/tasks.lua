@@ -94,6 +94,10 @@ function M.status(client_id, task)
   local tasks = by_client[client_id] or {}
   by_client[client_id] = tasks
   local k = key(task.server, task.taskId)
+  -- A task that ended never runs again: a report older than its end changes nothing.
+  if tasks[k] and not M.is_running(tasks[k].status) and M.is_running(task.status) then
+    return
+  end
   if not tasks[k] and not has(awaited, client_id, k) then
     local tool_key = key(task.server, task.tool)
     for _, call in ipairs(calls) do
@@ -121,7 +125,8 @@ function M.merge(client_id, rows)
   local tasks = by_client[client_id] or {}
   by_client[client_id] = tasks
   for _, task in ipairs(type(rows) == 'table' and rows or {}) do
-    if valid(task) then
+    local known = valid(task) and tasks[key(task.server, task.taskId)]
+    if valid(task) and not (known and not M.is_running(known.status) and M.is_running(task.status)) then
       tasks[key(task.server, task.taskId)] = vim.deepcopy(task)
     end
   end

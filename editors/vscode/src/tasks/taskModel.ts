@@ -67,7 +67,10 @@ export class TaskBook {
    */
   update(task: TaskInfo): { announce: boolean } {
     const key = keyOf(task.server, task.taskId);
-    if (!this.tasks.has(key) && !this.awaited.has(key)) {
+    // A task that ended never runs again: a report older than its end changes nothing.
+    const known = this.tasks.get(key);
+    if (known && !isRunning(known.status) && isRunning(task.status)) return { announce: false };
+    if (!known && !this.awaited.has(key)) {
       const call = this.calls.find((c) => c.key === callKey(task.server, task.tool) && !c.task);
       if (call) {
         call.task = key;
@@ -87,7 +90,10 @@ export class TaskBook {
 
   /** The sidecar's list (`listTasks`): what it knows replaces what was known here. */
   merge(list: TaskInfo[]): void {
-    for (const t of list) this.tasks.set(keyOf(t.server, t.taskId), t);
+    for (const t of list) {
+      const known = this.tasks.get(keyOf(t.server, t.taskId));
+      if (!(known && !isRunning(known.status) && isRunning(t.status))) this.tasks.set(keyOf(t.server, t.taskId), t);
+    }
   }
 
   clear(): void {

@@ -77,3 +77,13 @@ test('an ended task as a message and as a document with its result', () => {
   assert.match(md, /"pages": 3/);
   assert.match(taskMarkdown(task({ status: 'failed', error: 'disk full' })), /Error: disk full[\s\S]*_\(no result\)_/);
 });
+
+test('a report older than a task\'s end (a cancel\'s answer, a list) does not bring it back', () => {
+  const book = new TaskBook();
+  book.expect('reports', 't1');
+  book.update(task({ status: 'cancelled' }));
+  assert.deepEqual(book.update(task({ status: 'working' })), { announce: false });
+  book.merge([task({ status: 'working' })]);
+  assert.equal(book.get('reports', 't1')?.status, 'cancelled');
+  assert.equal(book.running().length, 0);
+});
