@@ -105,13 +105,14 @@ impl<'a> Call<'a> {
     }
 
     /// Reports progress on the call's progress token, when the client gave one.
-    pub(super) async fn progress(&self, progress: f64, total: f64, message: String) {
+    pub(super) async fn progress(&self, progress: f64, total: Option<f64>, message: String) {
         let Some(token) = self.context.meta.get_progress_token() else {
             return;
         };
-        let param = ProgressNotificationParam::new(token, progress)
-            .with_total(total)
-            .with_message(message);
+        let mut param = ProgressNotificationParam::new(token, progress).with_message(message);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
         if let Err(e) = self.context.peer.notify_progress(param).await {
             tracing::warn!("progress notification not sent: {e}");
         }
@@ -144,10 +145,7 @@ impl<'a> Call<'a> {
     ///
     /// One question per call: the state does not carry earlier answers to later rounds.
     pub(super) async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, Stop> {
-        let need = Need::of(&request)?;
-        if !need.declared_in(&self.client_capabilities()) {
-            return Err(self.missing_capability(need));
-        }
+        let need = self.may_ask(&request)?;
         if self.modern {
             self.ask_modern(key, request)
         } else {
@@ -220,6 +218,31 @@ impl<'a> Call<'a> {
                 Err(failed(need, ServiceError::Cancelled { reason: None }).into())
             }
         }
+    }
+
+    /// Whether the client may be asked `request`: the [`Stop`] asking it would end in if not.
+    pub(super) fn may_ask(&self, request: &InputRequest) -> Result<Need, Stop> {
+        let need = Need::of(request)?;
+        if need.declared_in(&self.client_capabilities()) {
+            Ok(need)
+        } else {
+            Err(self.missing_capability(need))
+        }
+    }
+
+    /// The request (2026-07-28) or the session (legacy) declared the Tasks extension.
+    pub(super) fn declares_tasks(&self) -> bool {
+        (self.context.client_capabilities()).is_some_and(|caps| caps.supports_tasks())
+    }
+
+    /// A 2026-07-28 retry: the client answers a question this call asked.
+    pub(super) fn is_retry(&self) -> bool {
+        self.modern && self.state.round > 0
+    }
+
+    /// Resolves when the client cancels this call.
+    pub(super) async fn cancelled(&self) {
+        self.context.ct.cancelled().await;
     }
 
     /// The capabilities this request may rely on: its own `_meta` (2026-07-28) or the session's.
@@ -334,7 +357,7 @@ fn unsupported(request: &InputRequest) -> Stop {
 
 /// The client capability an input request relies on.
 #[derive(Clone, Copy, Debug)]
-enum Need {
+pub(super) enum Need {
     FormElicitation,
     UrlElicitation,
     Sampling,

@@ -9,14 +9,18 @@
 //!   `InputRequiredResult` and the client retries with `inputResponses` + `requestState` (MRTR).
 //!
 //! Every tool asks the client through one helper (`ask::Call::ask`) that picks the era's
-//! mechanism, so the tools themselves are era-agnostic. `tools.rs` lists the tools; `gate.rs`
-//! refuses the lifecycle request of the era a `--era` excludes; `state.rs` seals `requestState`.
+//! mechanism, so the tools themselves are era-agnostic. `tools.rs` lists the tools; `task.rs` runs
+//! `slow_task`, as a task (the Tasks extension) when the client declared it; `skills.rs` serves
+//! the skills (the Skills extension) built in from `fixtures/skills-demo/`; `gate.rs` refuses the
+//! lifecycle request of the era a `--era` excludes; `state.rs` seals `requestState`.
 //!
 //! stdout carries the protocol; logs go to stderr only.
 
 mod ask;
 mod gate;
+mod skills;
 mod state;
+mod task;
 mod tools;
 
 #[cfg(test)]
@@ -33,15 +37,18 @@ use std::{
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, GetSkillRequestParams,
+        GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListSkillsResult,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities,
+        ServerConfig, UpdateTaskParams,
     },
     service::{NotificationContext, QuitReason, RequestContext, ServerInitializeError},
+    task_manager::TaskManager,
     transport::IntoTransport,
 };
 
-use self::{ask::Call, state::StateCodec};
+use self::{ask::Call, skills::Catalog, state::StateCodec};
 
 /// Which protocol era(s) the demo server accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -118,21 +125,29 @@ where
 {
     tracing::info!(%era, "demo MCP server starting");
     let transport = gate::EraGate::new(transport.into_transport(), era);
-    let running = match DemoServer::new(era).serve(transport).await {
-        Ok(running) => running,
-        Err(ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("demo MCP server: client closed the connection before starting");
-            return Ok(());
-        }
-        Err(error) => return Err(error.into()),
-    };
-    match running.waiting().await? {
-        QuitReason::JoinError(error) => Err(error.into()),
-        reason => {
-            tracing::info!(?reason, "demo MCP server stopped");
-            Ok(())
+    let server = DemoServer::new(era);
+    let tasks = server.tasks.clone();
+    let served = async {
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            Err(ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("demo MCP server: client closed the connection before starting");
+                return Ok(());
+            }
+            Err(error) => return Err(error.into()),
+        };
+        match running.waiting().await? {
+            QuitReason::JoinError(error) => Err(error.into()),
+            reason => {
+                tracing::info!(?reason, "demo MCP server stopped");
+                Ok(())
+            }
         }
     }
+    .await;
+    // The tasks still running (e.g. `forever`) end with the connection.
+    tasks.shutdown();
+    served
 }
 
 /// The `rmcp` handler. One instance serves one connection (one process on stdio).
@@ -141,6 +156,9 @@ struct DemoServer {
     states: StateCodec,
     /// `notifications/roots/list_changed` received so far (legacy only).
     roots_list_changed: AtomicU64,
+    /// `slow_task`'s tasks (`tasks/get`, `tasks/update`, `tasks/cancel`).
+    tasks: TaskManager,
+    skills: Catalog,
 }
 
 impl DemoServer {
@@ -149,6 +167,8 @@ impl DemoServer {
             era,
             states: StateCodec::new(),
             roots_list_changed: AtomicU64::new(0),
+            tasks: TaskManager::new(),
+            skills: Catalog::new(),
         }
     }
 }
@@ -162,6 +182,8 @@ impl ServerHandler for DemoServer {
                 .enable_tools()
                 .enable_resources()
                 .enable_logging()
+                .enable_tasks()
+                .enable_skills()
                 .build(),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -172,7 +194,9 @@ impl ServerHandler for DemoServer {
         .with_instructions(
             "Demo server for the MCP client features: book_trip (form elicitation), \
                  login (URL elicitation), analyze_flights (sampling), list_roots (roots), \
-                 count_down (progress and logging); add and echo need nothing from the client.",
+                 count_down (progress and logging), slow_task (a task when the client declares \
+                 the tasks extension); add and echo need nothing from the client. Skills: \
+                 flight-report and trip-checklist.",
         )
     }
 
@@ -194,16 +218,73 @@ impl ServerHandler for DemoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = Call::new(&request, &context, &self.states)?;
+        if call.tool() == task::NAME {
+            return task::call(&call, &self.tasks).await;
+        }
         let roots_list_changed = self.roots_list_changed.load(Ordering::Relaxed);
         ask::respond(tools::run(&call, roots_list_changed).await)
     }
 
-    /// The clock's view, the one resource (not listed: a view, not a document to open).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let UpdateTaskParams {
+            task_id,
+            input_responses,
+            ..
+        } = request;
+        let keys: Vec<&String> = input_responses.keys().collect();
+        tracing::info!(task = task_id, ?keys, "tasks/update");
+        self.tasks.update_task(&task_id, input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tracing::info!(task = request.task_id, "tasks/cancel");
+        self.tasks.cancel_task(&request.task_id)
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(ListSkillsResult::with_all_items(self.skills.list()))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        Ok(GetSkillResult::new(self.skills.get(&request.uri)?))
+    }
+
+    /// The skills' files, and the clock's view (not listed: a view, not a document to open).
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if Catalog::owns(&request.uri) {
+            let contents = self.skills.read(&request.uri)?;
+            return Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![contents],
+            )));
+        }
         if request.uri != tools::CLOCK_VIEW {
             return Err(ErrorData::resource_not_found(
                 format!("no resource {:?}", request.uri),

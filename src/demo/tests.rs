@@ -34,6 +34,8 @@ struct TestClient {
     config: ClientConfig,
     elicit_action: ElicitationAction,
     refuse_sampling: bool,
+    /// The content an accepted form answers with (default [`TRIP_ANSWER`]).
+    form_answer: Option<Value>,
     /// When set, elicitations wait until the server withdraws them.
     hold: Option<Arc<Hold>>,
     seen: Arc<Mutex<Seen>>,
@@ -78,6 +80,7 @@ impl TestClient {
                 .with_protocol_version(protocol_version),
             elicit_action: ElicitationAction::Accept,
             refuse_sampling: false,
+            form_answer: None,
             hold: None,
             seen: Arc::default(),
         }
@@ -85,6 +88,11 @@ impl TestClient {
 
     fn answering(mut self, action: ElicitationAction) -> Self {
         self.elicit_action = action;
+        self
+    }
+
+    fn answering_forms_with(mut self, content: Value) -> Self {
+        self.form_answer = Some(content);
         self
     }
 
@@ -132,7 +140,9 @@ impl ClientHandler for TestClient {
             let order = requested_schema.property_order.clone().unwrap_or_default();
             self.seen.lock().form_orders.push(order);
             if self.elicit_action == ElicitationAction::Accept {
-                result = result.with_content(serde_json::from_str(TRIP_ANSWER).unwrap());
+                let content = (self.form_answer.clone())
+                    .unwrap_or_else(|| serde_json::from_str(TRIP_ANSWER).unwrap());
+                result = result.with_content(serde_json::from_value(content).unwrap());
             }
         }
         Ok(result)
@@ -357,6 +367,7 @@ async fn tools_are_listed_with_titles_descriptions_and_object_schemas() {
                     "analyze_flights",
                     "list_roots",
                     "count_down",
+                    "slow_task",
                     "add",
                     "echo",
                     "clock",
@@ -904,6 +915,13 @@ fn initialize_request(id: u32) -> Value {
     }})
 }
 
+/// The server's capabilities, the same in `initialize` and `server/discover`.
+fn capabilities() -> Value {
+    json!({"logging": {}, "resources": {}, "tools": {}, "extensions": {
+        "io.modelcontextprotocol/tasks": {}, "io.modelcontextprotocol/skills": {}
+    }})
+}
+
 #[tokio::test]
 async fn refusals_keep_the_connection_open() {
     let mut legacy = RawClient::start(Era::Legacy);
@@ -912,20 +930,14 @@ async fn refusals_keep_the_connection_open() {
     let reply = legacy.request(initialize_request(2)).await;
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(reply["result"]["serverInfo"]["name"], "mcp-sidecar-demo");
-    assert_eq!(
-        reply["result"]["capabilities"],
-        json!({"logging": {}, "resources": {}, "tools": {}})
-    );
+    assert_eq!(reply["result"]["capabilities"], capabilities());
 
     let mut modern = RawClient::start(Era::Modern);
     let reply = modern.request(initialize_request(1)).await;
     assert_eq!(reply["error"]["code"], -32022);
     let reply = modern.request(discover_request(2)).await;
     assert_eq!(reply["result"]["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(
-        reply["result"]["capabilities"],
-        json!({"logging": {}, "resources": {}, "tools": {}})
-    );
+    assert_eq!(reply["result"]["capabilities"], capabilities());
     let server_info = &reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
     assert_eq!(server_info["name"], "mcp-sidecar-demo");
     assert_eq!(server_info["version"], env!("CARGO_PKG_VERSION"));
@@ -1031,3 +1043,6 @@ async fn input_required_on_the_wire() {
         "add without arguments: {reply}"
     );
 }
+
+mod skills;
+mod tasks;

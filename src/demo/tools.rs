@@ -7,6 +7,7 @@
 //! | `analyze_flights` | sampling | `{model, stopReason, text}` |
 //! | `list_roots` | roots | `{roots, listChangedCount}` |
 //! | `count_down` | nothing; reports progress and logs each step | `{steps}` |
+//! | `slow_task` (`task.rs`; a task when the client declared the Tasks extension) | form elicitation halfway | `{steps, action, keep?}` |
 //! | `add`, `echo` | nothing | `{sum}` / the text |
 //! | `clock` (a view: `ui://demo/clock.html`), `clock_tick` (its view's only) | nothing | `{time}` |
 
@@ -69,6 +70,20 @@ pub(super) fn list() -> Vec<Tool> {
                           "description": "How many steps"},
                 "delayMs": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 300,
                             "description": "Pause after each step, in milliseconds"}
+            }}),
+        ),
+        tool(
+            super::task::NAME,
+            "Slow task",
+            "Works through its steps in the background, asks halfway whether to keep the \
+             details, then reports; the editor shows which step it is on and can stop it.",
+            object!({"type": "object", "properties": {
+                "steps": {"type": "integer", "minimum": 1, "maximum": 100, "default": 4,
+                          "description": "How many steps"},
+                "stepMs": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 500,
+                           "description": "How long each step takes, in milliseconds"},
+                "forever": {"type": "boolean", "default": false,
+                            "description": "Never finish (and never ask): runs until stopped"}
             }}),
         ),
         tool(
@@ -418,7 +433,8 @@ async fn count_down(call: &Call<'_>) -> Result<CallToolResult, Stop> {
         let left = steps - step;
         call.log(LoggingLevel::Info, format!("count_down: {left} left"))
             .await;
-        call.progress(f64::from(step), f64::from(steps), format!("{left} left"))
+        let total = Some(f64::from(steps));
+        call.progress(f64::from(step), total, format!("{left} left"))
             .await;
         tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
     }

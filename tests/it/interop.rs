@@ -608,7 +608,8 @@ async fn demo_server_tools_in_both_eras() {
                 "count_down",
                 "echo",
                 "list_roots",
-                "login"
+                "login",
+                "slow_task"
             ],
             "{server}"
         );

@@ -41,11 +41,13 @@ mod list_prompts;
 mod list_resource_templates;
 mod list_resources;
 mod list_servers;
+mod list_skills;
 mod list_tasks;
 mod list_tools;
 mod open_app;
 mod open_sampling_log;
 mod read_resource;
+mod read_skill;
 mod restart_server;
 mod sign_in;
 mod sign_out;
@@ -81,6 +83,8 @@ pub const HANDLERS: &[Entry] = &[
     entry::<app_request::AppRequest>(),
     entry::<list_tasks::ListTasks>(),
     entry::<cancel_task::CancelTask>(),
+    entry::<list_skills::ListSkills>(),
+    entry::<read_skill::ReadSkill>(),
 ];
 
 /// Plain LSP's own commands (`contract::PLAIN_COMMANDS`), for editors without a plugin.

@@ -4,4 +4,5 @@
 pub mod calls;
 pub mod follow;
 pub mod manager;
+pub mod skills;
 pub mod supervisor;

@@ -7,4 +7,5 @@ pub mod exchange;
 pub mod handler;
 pub mod listen;
 pub mod listing;
+pub mod skills;
 pub mod tasks;

@@ -33,7 +33,7 @@ T.test(':Mcp servers shows each server with its state', function()
   end, lines)[1]
   T.ok(row, vim.inspect(lines))
   T.contains(row, 'running')
-  T.contains(row, '8 tools')
+  T.contains(row, '9 tools')
   T.contains(row, 'from editor settings')
   T.contains(lines, 'mcp-sidecar-demo')
   T.eq(buf, vim.api.nvim_get_current_buf(), 'the list has focus')
@@ -269,7 +269,17 @@ T.test('completion: subcommands, servers, tools', function()
   T.eq({}, complete('', 'Mcp signin ', 11), 'demo is stdio: it never signs in')
   local tools = complete('', 'Mcp call demo ', 14)
   table.sort(tools)
-  T.eq({ 'add', 'analyze_flights', 'book_trip', 'clock', 'count_down', 'echo', 'list_roots', 'login' }, tools)
+  T.eq({
+    'add',
+    'analyze_flights',
+    'book_trip',
+    'clock',
+    'count_down',
+    'echo',
+    'list_roots',
+    'login',
+    'slow_task',
+  }, tools)
   T.eq({ 'add', 'analyze_flights' }, complete('a', 'Mcp call demo a', 15))
   T.eq({ 'call' }, vim.fn.getcompletion('Mcp ca', 'cmdline'))
   T.eq({ 'close' }, complete('', 'Mcp app ', 8))
