@@ -307,22 +307,31 @@ The header line says where it came from and whether it was verified."
       (user-error "This skill cannot be loaded: %s" (plist-get skill :problem)))
     (mcp-sidecar--open-skill-file (mcp-sidecar--ensure mcp-sidecar--tasks-root) skill)))
 
+(defun mcp-sidecar--skill-relative (skill-uri file)
+  "FILE as a path below the folder of SKILL-URI (its SKILL.md), else FILE."
+  (let ((folder (and (string-match "\\`\\(.*/\\)[^/]*\\'" skill-uri)
+                     (match-string 1 skill-uri))))
+    (if (and folder (string-prefix-p folder file)) (substring file (length folder)) file)))
+
 (defun mcp-sidecar-skills-open-file ()
   "Open another file of the manifest of the skill on this line.
-The file is picked with completion."
+The file is picked with completion, by its path in the skill."
   (interactive)
   (let* ((skill (mcp-sidecar--skill-at-point))
-         (files (cl-remove (plist-get skill :uri)
-                           (mapcar (lambda (f) (plist-get f :uri))
-                                   (append (plist-get skill :files) nil))
-                           :test #'equal)))
+         (uri (plist-get skill :uri))
+         (files (mapcar (lambda (file) (cons (mcp-sidecar--skill-relative uri file) file))
+                        (cl-remove uri (mapcar (lambda (f) (plist-get f :uri))
+                                               (append (plist-get skill :files) nil))
+                                   :test #'equal))))
     (when (mcp-sidecar--text (plist-get skill :problem))
       (user-error "This skill cannot be loaded: %s" (plist-get skill :problem)))
     (unless files
       (user-error "This skill lists no other file"))
     (mcp-sidecar--open-skill-file
      (mcp-sidecar--ensure mcp-sidecar--tasks-root) skill
-     (completing-read "Open which file? " (mcp-sidecar--table files) nil t))))
+     (cdr (assoc (completing-read "Open which file? " (mcp-sidecar--table (mapcar #'car files))
+                                  nil t)
+                 files)))))
 
 (defvar mcp-sidecar-skills-mode-map
   (let ((map (make-sparse-keymap)))

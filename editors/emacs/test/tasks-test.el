@@ -4,34 +4,17 @@
 
 ;;; Commentary:
 
-;; FastMCP's tasks fixture (fixtures/python/fastmcp_tasks_server.py, run by MCP_PYTHON from
-;; scripts/install-peers.sh) behind the real sidecar: `mcp-sidecar-call-tool' on a tool the
-;; server runs as a task waits for it (the mode line counts it), answers its question in the
-;; minibuffer and shows its result; `mcp-sidecar-tasks' lists it and shows its result again;
-;; `c' there cancels a running task (the fixture writes down the tasks/cancel it got); a task no
-;; call waits for is announced when it ends.
+;; The demo server's slow_task (a task when the client declares the Tasks extension, as the
+;; sidecar does) behind the real sidecar: `mcp-sidecar-call-tool' on it waits for the task (the
+;; mode line counts it), answers its question in the minibuffer and shows its result;
+;; `mcp-sidecar-tasks' lists it and shows its result again; `c' there cancels a running task (the
+;; server's own last status message says it ran the cancel); a task no call waits for is
+;; announced when it ends.
 
 ;;; Code:
 
 (require 'mcp-sidecar-test-helpers)
 (require 'mcp-sidecar-tasks)
-
-(defconst tasks-test-cancel-log (make-temp-file "tasks-test-cancel-")
-  "Where the fixture writes the tasks it was asked to cancel.")
-
-(defconst tasks-test-fixture
-  (expand-file-name "../../../fixtures/python/fastmcp_tasks_server.py"
-                    (file-name-directory (or load-file-name buffer-file-name)))
-  "The tasks fixture.")
-
-(defun tasks-test-server ()
-  "The tasks fixture's definition, named \"tasks\"."
-  (let ((python (getenv "MCP_PYTHON")))
-    (unless (and python (file-executable-p python))
-      (error "MCP_PYTHON must name the peers venv python (scripts/install-peers.sh)"))
-    (list "tasks" :command python :args (list tasks-test-fixture)
-          :env (list :TASKS_WORK_MS "1200" :TASKS_POLL_MS "100"
-                     :TASKS_CANCEL_LOG tasks-test-cancel-log))))
 
 (defun tasks-test-task (tool)
   "The task of TOOL the current sidecar knows, or nil."
@@ -56,77 +39,76 @@
 
 (ert-deftest tasks-test-a-call-that-becomes-a-task ()
   "The call waits for the task, its question is answered, its result shows; then the list."
-  (mst-start (list (tasks-test-server)))
+  (mst-start)
   (setq mst-minibuffers nil)
   (let (mode-lines)
     (let ((record (lambda () (push (mcp-sidecar--status-text) mode-lines))))
       (add-hook 'minibuffer-setup-hook record)
       (unwind-protect
-          (mst-press "C-u M-x" '("mcp-sidecar-call-tool") "RET" '("slow_report") "TAB RET"
-                     '("{\"topic\": \"q3\"}") "RET"
-                     "<f12>" '("long") "TAB RET"
+          (mst-press "C-u M-x" '("mcp-sidecar-call-tool") "RET" '("slow_task") "TAB RET"
+                     '("{\"steps\": 4, \"stepMs\": 150}") "RET"
+                     "<f12>" '("Yes") "TAB RET"
                      "<f12>" '("Submit") "TAB RET")
         (remove-hook 'minibuffer-setup-hook record)))
-    (let ((result (mst-result "tasks" "slow_report")))
-      (should (string-search "report on q3: depth long" result)))
-    (should (string-search "How deep should the report on q3 go?"
-                           (car (car (mst-prompts "› Depth")))))
+    (let ((result (mst-result "demo" "slow_task")))
+      (should (string-search "Done after 4 steps: you chose to keep the details." result)))
+    (should (string-search "demo: Keep the details?"
+                           (car (car (mst-prompts "› Keep the details")))))
     ;; While its question was open, the task ran: the mode line counted it.
     (should (cl-some (lambda (line) (string-search "⧗1" line)) mode-lines)))
-  (mst-wait (lambda () (equal "completed" (plist-get (tasks-test-task "slow_report") :status)))
+  (mst-wait (lambda () (equal "completed" (plist-get (tasks-test-task "slow_task") :status)))
             "the task to be completed")
   (should-not (string-search "⧗" (mcp-sidecar--status-text)))
   ;; The call waited for it: its end is not announced.
-  (should-not (string-search "task tasks › slow_report completed" (mst-messages)))
+  (should-not (string-search "task demo › slow_task completed" (mst-messages)))
   ;; The list shows it; RET shows its result again.
   (with-current-buffer (tasks-test-list-buffer)
-    (tasks-test-goto "slow_report")
+    (tasks-test-goto "slow_task")
     (should (string-search "completed" (buffer-substring (line-beginning-position)
                                                          (line-end-position))))
     (mcp-sidecar-tasks-show))
-  (let* ((task (tasks-test-task "slow_report"))
-         (text (mst-text (mst-buffer (format "*mcp task: tasks/%s*" (plist-get task :taskId))))))
-    (should (string-search "report on q3: depth long" text))
-    (should (string-search (concat "Task " (plist-get task :taskId) ": completed") text)))
+  (let* ((task (tasks-test-task "slow_task"))
+         (text (mst-text (mst-buffer (format "*mcp task: demo/%s*" (plist-get task :taskId))))))
+    (should (string-search "Done after 4 steps: you chose to keep the details." text))
+    (should (string-search (concat "Task " (plist-get task :taskId) ": completed (done)") text)))
   (mst-back-to-workspace))
 
 (ert-deftest tasks-test-cancel-from-the-list ()
-  "c on a running task: the server gets tasks/cancel, the task and the call end cancelled."
-  (mst-start (list (tasks-test-server)))
-  (mcp-sidecar-call-tool "tasks" "never_finishes" (make-hash-table))
-  (let ((task (mst-wait (lambda () (tasks-test-task "never_finishes")) "the task to run")))
-    (with-current-buffer (tasks-test-list-buffer)
-      (select-window (get-buffer-window (current-buffer)))
-      (tasks-test-goto "never_finishes")
-      (mst-press "c"))
-    (mst-wait (lambda ()
-                (string-search (concat "cancelled never_finishes " (plist-get task :taskId))
-                               (with-temp-buffer
-                                 (insert-file-contents tasks-test-cancel-log)
-                                 (buffer-string))))
-              "the fixture to get tasks/cancel")
-    (mst-wait (lambda () (equal "cancelled" (plist-get (tasks-test-task "never_finishes") :status)))
-              "the task to end cancelled")
-    (mst-wait (lambda () (string-search "tasks › never_finishes: cancelled" (mst-messages)))
-              "the call to end cancelled")
-    (should (string-search "cancelling the task tasks › never_finishes" (mst-messages)))
-    (should-not (string-search "task tasks › never_finishes was cancelled" (mst-messages))))
+  "c on a running task: the server runs its cancel, the task and the call end cancelled."
+  (mst-start)
+  (mcp-sidecar-call-tool "demo" "slow_task" (list :forever t :stepMs 100))
+  (mst-wait (lambda () (equal "working" (plist-get (tasks-test-task "slow_task") :status)))
+            "the task to run")
+  (with-current-buffer (tasks-test-list-buffer)
+    (select-window (get-buffer-window (current-buffer)))
+    (tasks-test-goto "slow_task")
+    (mst-press "c"))
+  (mst-wait (lambda () (equal "cancelled" (plist-get (tasks-test-task "slow_task") :status)))
+            "the task to end cancelled")
+  ;; The server's own last word: it ran its cancellation.
+  (should (equal "cancelled" (plist-get (tasks-test-task "slow_task") :statusMessage)))
+  (mst-wait (lambda () (string-search "demo › slow_task: cancelled" (mst-messages)))
+            "the call to end cancelled")
+  (should (string-search "cancelling the task demo › slow_task" (mst-messages)))
+  (should-not (string-search "task demo › slow_task was cancelled" (mst-messages)))
   (mst-back-to-workspace))
 
 (ert-deftest tasks-test-a-task-nobody-waits-for-is-announced ()
   "A call not made by `mcp-sidecar-call-tool' (an agent's, say): its end is announced, once."
-  (let ((conn (mst-start (list (tasks-test-server))))
+  (let ((conn (mst-start))
         result)
-    (mcp-sidecar--exec conn 'call-tool (list :server "tasks" :tool "quick" :arguments (list :x 7))
+    (mcp-sidecar--exec conn 'call-tool (list :server "demo" :tool "slow_task"
+                                             :arguments (list :steps 2 :stepMs 50))
                        (lambda (value) (setq result value)))
+    (mst-press "<f12>" '("No") "TAB RET" "<f12>" '("Submit") "TAB RET")
     (mst-wait (lambda () result) "the call's result")
-    (should (equal 7 (plist-get (plist-get result :structuredContent) :result)))
+    (should (eq :json-false (plist-get (plist-get result :structuredContent) :keep)))
     (mst-wait (lambda () (string-search
-                          "mcp-sidecar: task tasks › quick completed (M-x mcp-sidecar-tasks shows it)"
+                          "mcp-sidecar: task demo › slow_task completed (M-x mcp-sidecar-tasks shows it)"
                           (mst-messages)))
               "the announcement")
     (let ((messages (mst-messages)) (start 0) (n 0))
-      (while (setq start (string-search "task tasks › quick completed" messages start))
+      (while (setq start (string-search "task demo › slow_task completed" messages start))
         (setq n (1+ n) start (1+ start)))
       (should (= n 1)))))
 
