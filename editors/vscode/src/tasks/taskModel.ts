@@ -96,8 +96,14 @@ export class TaskBook {
     }
   }
 
+  /**
+   * The sidecar stopped: what it knew goes, and so does every wait (the calls got their answer
+   * or died with it); a task that a later sidecar reports ending is announced.
+   */
   clear(): void {
     this.tasks.clear();
+    this.awaited.clear();
+    for (const call of this.calls) call.task = undefined;
   }
 
   get(server: string, taskId: string): TaskInfo | undefined {

@@ -87,3 +87,14 @@ test('a report older than a task\'s end (a cancel\'s answer, a list) does not br
   assert.equal(book.get('reports', 't1')?.status, 'cancelled');
   assert.equal(book.running().length, 0);
 });
+
+test('after the sidecar stopped, a task a call waited for is announced when a new sidecar reports its end', () => {
+  const book = new TaskBook();
+  const call = book.callStarted('reports', 'slow_report');
+  book.update(task());
+  book.clear();
+  // The dying sidecar answered the call (cancelled): the person did not see the task end.
+  book.callEnded(call, 'answered');
+  assert.equal(book.running().length, 0);
+  assert.deepEqual(book.update(task({ status: 'completed' })), { announce: true });
+});
