@@ -117,9 +117,14 @@ export async function runTool(
     await results.show(server, tool, resultMarkdown(server, tool, args, result ?? {}));
   } catch (error) {
     const e = error as { message?: string; data?: { kind?: string } };
-    // The sidecar went away mid-call (vscode-jsonrpc's PendingResponseRejected, ConnectionInactive).
+    // The sidecar went away mid-call (vscode-jsonrpc's PendingResponseRejected, ConnectionInactive):
+    // a task the call became goes on, and its end is announced when a sidecar reports it.
     const code = (error as { code?: number })?.code;
-    if (code === -32097 || code === -32096) outcome = 'lost';
+    if (code === -32097 || code === -32096) {
+      outcome = 'lost';
+      void vscode.window.showWarningMessage(`${server}: ${tool}: the sidecar stopped before the call ended.`);
+      return;
+    }
     // A refusal (declined arguments, a rejected sampling request) says so in the status bar, in
     // the sidecar's words; checked first, as its reason may mention a cancellation.
     if (e?.data?.kind === 'refused') {

@@ -123,6 +123,9 @@ export async function run({ page, outputLog, screenshot }) {
   { timeout: 60000 });
   assert.equal(lost.severity, 'warning');
   assert.deepEqual(lost.buttons, ['Show Result', 'Show Tasks']);
+  // The call itself says the sidecar went away, not a transport error.
+  const gone = (await notifications(page)).find((n) => /demo: slow_task/.test(n.message) && !/MCP task/.test(n.message));
+  assert.equal(gone?.message, 'demo: slow_task: the sidecar stopped before the call ended.');
   await screenshot('task-lost-announced');
   await page.locator(TOAST, { hasText: 'is lost' }).locator('.monaco-button', { hasText: 'Show Result' }).first().click();
   await waitEditorText(page, /Task `\S+`: \*\*lost\*\*/);
