@@ -19,7 +19,7 @@ pub const MIN_POLL: Duration = Duration::from_millis(100);
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// At most this many questions over a task's life.
-pub const MAX_QUESTIONS: usize = 32;
+pub const MAX_QUESTIONS: usize = 8;
 /// Polls that fail in a row before the task is given up as lost.
 const MAX_FAILURES: u32 = 5;
 /// Polls after `tasks/cancel` before a task the server still runs is marked cancelled here.

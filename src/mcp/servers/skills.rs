@@ -49,7 +49,9 @@ impl Manager {
     ) -> Result<SkillFileContents, CallError> {
         let connection = self.running(server)?;
         if !connection.offers_skills() {
-            return Err(CallError::Refused(format!("\"{server}\" does not offer skills")));
+            return Err(CallError::Refused(format!(
+                "\"{server}\" does not offer skills"
+            )));
         }
         let listed = connection.list_skills().await?;
         let skill = match listed.into_iter().find(|s| s.uri == uri) {
@@ -69,7 +71,10 @@ impl Manager {
         let (skill, bytes) = match first {
             Ok(bytes) => (skill, bytes),
             Err(why) => {
-                tracing::info!(server, "a skill file did not match its manifest ({why}); asking skills/get");
+                tracing::info!(
+                    server,
+                    "a skill file did not match its manifest ({why}); asking skills/get"
+                );
                 let fresh = connection.get_skill(uri).await?;
                 match verified(&connection, &fresh, &file_uri).await? {
                     Ok(bytes) => (fresh, bytes),
@@ -83,7 +88,10 @@ impl Manager {
             Ok(text) => (Some(text), None),
             Err(e) => {
                 use base64::Engine as _;
-                (None, Some(base64::engine::general_purpose::STANDARD.encode(e.as_bytes())))
+                (
+                    None,
+                    Some(base64::engine::general_purpose::STANDARD.encode(e.as_bytes())),
+                )
             }
         };
         Ok(SkillFileContents {
