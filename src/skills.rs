@@ -27,6 +27,8 @@ pub struct Skill {
     pub files: Option<Vec<SkillFile>>,
     /// Why it cannot be loaded.
     pub problem: Option<String>,
+    /// The entry as the server sent it (what the gateway passes on).
+    pub entry: Value,
 }
 
 impl Skill {
@@ -48,6 +50,7 @@ impl Skill {
             frontmatter,
             files: None,
             problem: None,
+            entry: entry.clone(),
         };
         match entry.get("resources") {
             Some(Value::String(s)) if s == "dynamic" => {}

@@ -39,6 +39,27 @@ impl Manager {
         Ok(rows)
     }
 
+    /// The skills `server` lists, each entry as the server sent it (for the gateway, whose
+    /// agents verify them themselves); empty for a server without the extension.
+    pub async fn skill_entries(&self, server: &str) -> Result<Vec<serde_json::Value>, CallError> {
+        let connection = self.running(server)?;
+        if !connection.offers_skills() {
+            return Ok(Vec::new());
+        }
+        Ok(connection.list_skills().await?.into_iter().map(|s| s.entry).collect())
+    }
+
+    /// `skills/get` at `server`: its entry for the skill now, as it sent it.
+    pub async fn skill_entry(&self, server: &str, uri: &str) -> Result<serde_json::Value, CallError> {
+        let connection = self.running(server)?;
+        Ok(connection.get_skill(uri).await?.entry)
+    }
+
+    /// Whether `server` runs and declares the Skills extension.
+    pub fn offers_skills(&self, server: &str) -> bool {
+        self.running(server).is_ok_and(|c| c.offers_skills())
+    }
+
     /// One file of the skill `uri` of `server` (its `SKILL.md` when `file` is `None`), verified
     /// against the skill's manifest; a file the manifest does not list is refused here.
     pub async fn read_skill(
