@@ -46,11 +46,20 @@ impl Manager {
         if !connection.offers_skills() {
             return Ok(Vec::new());
         }
-        Ok(connection.list_skills().await?.into_iter().map(|s| s.entry).collect())
+        Ok(connection
+            .list_skills()
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect())
     }
 
     /// `skills/get` at `server`: its entry for the skill now, as it sent it.
-    pub async fn skill_entry(&self, server: &str, uri: &str) -> Result<serde_json::Value, CallError> {
+    pub async fn skill_entry(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<serde_json::Value, CallError> {
         let connection = self.running(server)?;
         Ok(connection.get_skill(uri).await?.entry)
     }
