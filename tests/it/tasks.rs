@@ -82,12 +82,12 @@ async fn the_demos_task_asks_once_and_ends_in_both_eras() {
             "Done after 4 steps: you chose to keep the details.",
             "{era}: {response:#}"
         );
+        // The question says whose task asks, and which one.
+        let title = shown[0]["params"]["title"].as_str().unwrap();
         assert!(
-            shown[0]["params"]["title"]
-                .as_str()
-                .unwrap()
-                .starts_with(&server),
-            "{shown:#?}"
+            title.starts_with(&format!("{server}, for the task started "))
+                && title.ends_with(" UTC, asks: Keep the details?"),
+            "{title}"
         );
         let ended = editor
             .wait_notification(mark, |n| {

@@ -46,7 +46,13 @@ pub async fn follow(
     task_id: String,
     agent: Option<Agent>,
 ) {
-    let asker = Asker::of(agent);
+    let mut asker = Asker::of(agent);
+    // "2026-12-05T10:30:00Z" → "10:30 UTC".
+    asker.purpose = book.get(&server, &task_id).and_then(|info| {
+        info.started_at
+            .get(11..16)
+            .map(|hm| format!("for the task started {hm} UTC"))
+    });
     let mut failures = 0;
     let mut cancel_sent = false;
     let mut polls_after_cancel = 0;
