@@ -28,6 +28,11 @@ REQUIREMENT_SETS=(2025-11-25 2026-07-28)
 GATEWAY_SCENARIOS=(server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection
   server-stateless http-header-validation caching server-sse-polling server-sse-multiple-streams)
 
+# Client scenarios no requirement set lists (the suite registers them under no revision) that the
+# project holds itself to as if required: the Skills extension's (SEP-2640).
+PROJECT_REQUIRED=(sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter)
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache/conformance"
 BASELINE="$ROOT/conformance/expected-failures.yml"
@@ -67,7 +72,11 @@ CLIENT="$MCP_SIDECAR_BIN conformance --log-level info"
 expected() { sed -n 's/^ *- *\([^ #]*\).*/\1/p' "$BASELINE"; }
 # Client scenarios a set requires, the client ones it lists as added after its release, and its
 # (unscored) client extension scenarios, which the suite runs only when forced.
-scenarios() { # $1 = requirement set, $2 = required|added|extension
+scenarios() { # $1 = requirement set, $2 = required|added|extension|project
+  if [ "$2" = project ]; then
+    printf '%s\n' "${PROJECT_REQUIRED[@]}"
+    return
+  fi
   "$SUITE" list --client --requirements "$1" 2>&1 | awk -v want="$2" '
     /^Client scenarios/ { section = "required"; next }
     /^Run and reported/ { section = "unscored"; next }
@@ -93,10 +102,10 @@ mapfile -t skip < <(expected)
 summary=()
 failed=()
 for set in "${REQUIREMENT_SETS[@]}"; do
-  passed=0 ran=0 skipped=0 extra_passed=0 extra_ran=0 ext_passed=0 ext_ran=0
-  for kind in required added extension; do
+  passed=0 ran=0 skipped=0 extra_passed=0 extra_ran=0 ext_passed=0 ext_ran=0 proj_passed=0 proj_ran=0
+  for kind in required added extension project; do
     force=()
-    [ "$kind" = extension ] && force=(--force)
+    case $kind in extension | project) force=(--force) ;; esac
     while read -r scenario; do
       [ -n "$scenario" ] || continue
       if [[ " ${skip[*]} " == *" $scenario "* ]]; then
@@ -115,6 +124,7 @@ for set in "${REQUIREMENT_SETS[@]}"; do
           required) passed=$((passed + 1)) ;;
           added) extra_passed=$((extra_passed + 1)) ;;
           extension) ext_passed=$((ext_passed + 1)) ;;
+          project) proj_passed=$((proj_passed + 1)) ;;
         esac
       else
         verdict=FAILED
@@ -125,12 +135,13 @@ for set in "${REQUIREMENT_SETS[@]}"; do
         required) ran=$((ran + 1)) ;;
         added) extra_ran=$((extra_ran + 1)) ;;
         extension) ext_ran=$((ext_ran + 1)) ;;
+        project) proj_ran=$((proj_ran + 1)) ;;
       esac
       checks="$(sed 's/\x1b\[[0-9;]*m//g' "$out/suite.log" | sed -n 's/^Passed: \([0-9]*\/[0-9]*\).*/\1/p' | tail -1)"
       printf '  %-10s %-40s %-7s %s checks, %ss\n' "$set" "$scenario" "$verdict" "${checks:-?}" "$((SECONDS - t0))"
     done < <(scenarios "$set" "$kind")
   done
-  summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release and $ext_passed/$ext_ran unscored extensions; $skipped in conformance/expected-failures.yml, not run")
+  summary+=("$set: $passed/$ran required client scenarios passed, plus $extra_passed/$extra_ran added after the release and $ext_passed/$ext_ran unscored extensions and $proj_passed/$proj_ran the project requires (Skills); $skipped in conformance/expected-failures.yml, not run")
 done
 
 # ---------------------------------------------------------------- the gateway (server scenarios)

@@ -56,7 +56,7 @@ TEST_BINARY = "it"
 VOLATILE = ("- Generated: ", "- Runtimes: ")
 
 # Suites run whole (with --include-ignored): the interop tier.
-FULL_SUITES = ["interop", "http", "oauth", "gateway", "gateway_clients", "gateway_apps", "resources", "tasks"]
+FULL_SUITES = ["interop", "http", "oauth", "gateway", "gateway_clients", "gateway_apps", "resources", "skills", "tasks"]
 # Suites the unit tier runs; only the tests the table cites are run again here.
 CITED_SUITES = ["elicitation", "sampling", "lsp_core"]
 

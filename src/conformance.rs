@@ -157,6 +157,10 @@ pub enum Step {
     /// Pass one tool's `inputSchema`, as listed, to another tool as its `schema` argument (to
     /// show that schemas reach the editor unaltered).
     EchoSchema { of: String, to: String },
+    /// List the skills (Skills extension); with `load`, load each one as an agent would: its
+    /// `SKILL.md`, then each file of its manifest, every one verified, stopping at the first
+    /// that does not match.
+    Skills { load: bool },
 }
 
 /// Which tools each scenario calls (after the connection, which every scenario needs).
@@ -174,6 +178,8 @@ pub fn plan(run: &Run) -> Vec<Step> {
         )],
         "sse-retry" => vec![Step::Call("test_reconnection".into(), Map::new())],
         "json-schema-ref-no-deref" => vec![Step::ListTools],
+        "sep-2640-client-no-prefetch" => vec![Step::Skills { load: false }],
+        s if s.starts_with("sep-2640-client-") => vec![Step::Skills { load: true }],
         "json-schema-2020-12-preservation" => vec![Step::EchoSchema {
             of: "json_schema_2020_12_tool".into(),
             to: "json_schema_echo".into(),
@@ -294,6 +300,7 @@ pub async fn run(run: Run) -> Result<(), String> {
                     arguments.insert("schema".into(), schema);
                     call(&manager, &to, arguments).await?;
                 }
+                Step::Skills { load } => skills(&manager, load).await?,
             }
         }
         Ok(())
@@ -327,6 +334,32 @@ async fn call(manager: &Manager, tool: &str, arguments: Map<String, Value>) -> R
         return Err(format!(
             "tools/call {tool} returned an error result: {result}"
         ));
+    }
+    Ok(())
+}
+
+/// Lists the server's skills and, with `load`, reads and verifies each one's files.
+async fn skills(manager: &Manager, load: bool) -> Result<(), String> {
+    let listed = manager
+        .list_skills(Some(SERVER))
+        .await
+        .map_err(|e| format!("skills/list: {e}"))?;
+    tracing::info!(skills = listed.len(), "skills listed");
+    if !load {
+        return Ok(());
+    }
+    for skill in listed {
+        let skill_md = manager
+            .read_skill(SERVER, &skill.uri, None)
+            .await
+            .map_err(|e| format!("loading {}: {e}", skill.uri))?;
+        tracing::info!(uri = %skill_md.uri, verified = skill_md.verified, "skill loaded");
+        for file in skill.files.iter().flatten().filter(|f| f.uri != skill.uri) {
+            manager
+                .read_skill(SERVER, &skill.uri, Some(&file.uri))
+                .await
+                .map_err(|e| format!("reading {}: {e}", file.uri))?;
+        }
     }
     Ok(())
 }

@@ -27,6 +27,8 @@ pub struct Skill {
     pub files: Option<Vec<SkillFile>>,
     /// Why it cannot be loaded.
     pub problem: Option<String>,
+    /// The entry as the server sent it (what the gateway passes on).
+    pub entry: Value,
 }
 
 impl Skill {
@@ -48,6 +50,7 @@ impl Skill {
             frontmatter,
             files: None,
             problem: None,
+            entry: entry.clone(),
         };
         match entry.get("resources") {
             Some(Value::String(s)) if s == "dynamic" => {}
@@ -132,16 +135,22 @@ impl Skill {
             return Err(format!("the skill cannot be loaded: {problem}"));
         }
         match &self.files {
-            None if uri.starts_with(self.folder().unwrap_or(&self.uri)) && !has_dot_segment(uri) => {
+            None if uri.starts_with(self.folder().unwrap_or(&self.uri))
+                && !has_dot_segment(uri) =>
+            {
                 Ok(None)
             }
             None => Err("the file is not in the skill's folder".into()),
-            Some(files) => files.iter().find(|f| f.uri == uri).map(Some).ok_or_else(|| {
-                format!(
-                    "the skill's manifest does not list {}; it is not read",
-                    shown::line(uri, shown::MAX_TEXT)
-                )
-            }),
+            Some(files) => files
+                .iter()
+                .find(|f| f.uri == uri)
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "the skill's manifest does not list {}; it is not read",
+                        shown::line(uri, shown::MAX_TEXT)
+                    )
+                }),
         }
     }
 
@@ -195,7 +204,13 @@ pub fn mark_clashes(rows: &mut [SkillSummary]) {
         .iter()
         .map(|r| {
             let key = r.name.clone();
-            (key, SkillRef { server: r.server.clone(), uri: r.uri.clone() })
+            (
+                key,
+                SkillRef {
+                    server: r.server.clone(),
+                    uri: r.uri.clone(),
+                },
+            )
         })
         .collect();
     for row in rows.iter_mut() {
@@ -219,17 +234,26 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 fn file(entry: &Value) -> Result<SkillFile, String> {
-    let uri = entry.get("uri").and_then(Value::as_str).ok_or("a manifest entry without a uri")?;
+    let uri = entry
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or("a manifest entry without a uri")?;
     let digest = entry
         .get("digest")
         .and_then(Value::as_str)
         .filter(|d| {
             d.strip_prefix("sha256:").is_some_and(|hex| {
-                hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                hex.len() == 64
+                    && hex
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             })
         })
         .ok_or("a manifest entry without a sha256 digest")?;
-    let size = entry.get("size").and_then(Value::as_u64).ok_or("a manifest entry without a size")?;
+    let size = entry
+        .get("size")
+        .and_then(Value::as_u64)
+        .ok_or("a manifest entry without a size")?;
     Ok(SkillFile {
         uri: uri.to_string(),
         digest: digest.to_string(),
@@ -281,7 +305,9 @@ pub fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
             Some(style @ ('|' | '>')) => {
                 let mut block = Vec::new();
                 while let Some(next) = lines.peek() {
-                    if next.trim_end() == "---" || !(next.starts_with([' ', '\t']) || next.trim().is_empty()) {
+                    if next.trim_end() == "---"
+                        || !(next.starts_with([' ', '\t']) || next.trim().is_empty())
+                    {
                         break;
                     }
                     block.push(next.trim());
@@ -290,7 +316,11 @@ pub fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
                 while block.last().is_some_and(|l| l.is_empty()) {
                     block.pop();
                 }
-                let joined = if style == '|' { block.join("\n") } else { block.join(" ") };
+                let joined = if style == '|' {
+                    block.join("\n")
+                } else {
+                    block.join(" ")
+                };
                 let keep = if value.contains('-') { "" } else { "\n" };
                 Value::String(format!("{joined}{keep}"))
             }

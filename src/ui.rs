@@ -51,6 +51,12 @@ pub trait Prompter: Send + Sync {
     fn requester(&self) -> Option<&str> {
         None
     }
+    /// What the question is for, when it is not the call the person just made: "for the task
+    /// started 10:30 UTC" (a task's question comes later, maybe after a restart). Every
+    /// prompt's title says it ([`who`], [`title`]).
+    fn purpose(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A whole form: what [`Prompter::form`] shows.
@@ -78,17 +84,21 @@ pub enum FormAnswer {
 
 /// Who asks, as prompts name it: the server, or "<agent> via the gateway → <server>".
 pub fn who(ui: &dyn Prompter, server: &str) -> String {
-    match ui.requester() {
+    let who = match ui.requester() {
         Some(agent) => format!("{agent} via the gateway → {server}"),
         None => server.to_string(),
+    };
+    match ui.purpose() {
+        Some(purpose) => format!("{who}, {purpose},"),
+        None => who,
     }
 }
 
 /// A prompt's title: "<server>: <text>", or "<agent> via the gateway → <server> asks: <text>".
 pub fn title(ui: &dyn Prompter, server: &str, text: &str) -> String {
-    match ui.requester() {
-        Some(_) => format!("{} asks: {text}", who(ui, server)),
-        None => format!("{server}: {text}"),
+    match (ui.requester(), ui.purpose()) {
+        (None, None) => format!("{server}: {text}"),
+        _ => format!("{} asks: {text}", who(ui, server)),
     }
 }
 
@@ -97,6 +107,7 @@ pub fn title(ui: &dyn Prompter, server: &str, text: &str) -> String {
 pub struct Via<'a> {
     pub inner: &'a dyn Prompter,
     pub agent: Option<&'a str>,
+    pub purpose: Option<&'a str>,
 }
 
 impl Prompter for Via<'_> {
@@ -116,6 +127,9 @@ impl Prompter for Via<'_> {
     );
     fn requester(&self) -> Option<&str> {
         self.agent.or_else(|| self.inner.requester())
+    }
+    fn purpose(&self) -> Option<&str> {
+        self.purpose.or_else(|| self.inner.purpose())
     }
 }
 
@@ -203,6 +217,9 @@ macro_rules! pass_on {
     (@requester) => {
         fn requester(&self) -> Option<&str> {
             self.inner.requester()
+        }
+        fn purpose(&self) -> Option<&str> {
+            self.inner.purpose()
         }
     };
     ($($method:ident),* $(,)?) => {

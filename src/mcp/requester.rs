@@ -49,6 +49,9 @@ pub trait AgentAnswers: Send + Sync {
 #[derive(Clone, Default)]
 pub struct Asker {
     pub agent: Option<Agent>,
+    /// What the questions are for, when not the call just made (a task's: "for the task
+    /// started …").
+    pub purpose: Option<String>,
     waiting: Vec<Arc<watch::Sender<usize>>>,
 }
 
@@ -56,7 +59,11 @@ impl Asker {
     /// A question that belongs to this call.
     pub fn of(agent: Option<Agent>) -> Self {
         let waiting = agent.iter().map(|a| a.open.clone()).collect();
-        Asker { agent, waiting }
+        Asker {
+            agent,
+            purpose: None,
+            waiting,
+        }
     }
 
     /// The editor's UI, saying on every prompt who asks.
@@ -64,6 +71,7 @@ impl Asker {
         crate::ui::Via {
             inner,
             agent: self.agent.as_ref().map(|a| a.name.as_str()),
+            purpose: self.purpose.as_deref(),
         }
     }
 
@@ -118,7 +126,11 @@ impl Calls {
             open.iter()
                 .all(|(_, a)| a.as_ref().is_some_and(|a| a.session == first.session))
         });
-        Asker { agent, waiting }
+        Asker {
+            agent,
+            purpose: None,
+            waiting,
+        }
     }
 }
 

@@ -46,7 +46,9 @@ fn a_listed_file_is_used_only_when_size_digest_and_frontmatter_match() {
 #[test]
 fn an_unlisted_file_is_refused_without_asking() {
     let skill = Skill::read(&entry(BODY)).unwrap();
-    let err = skill.file("skill://pdf-processing/scripts/extract.py").unwrap_err();
+    let err = skill
+        .file("skill://pdf-processing/scripts/extract.py")
+        .unwrap_err();
     assert!(err.contains("does not list"), "{err}");
 }
 
@@ -84,7 +86,10 @@ fn manifests_that_break_the_rules_keep_their_problem() {
 
 #[test]
 fn a_dynamic_skill_reads_only_inside_its_folder_unverified() {
-    let skill = Skill::read(&json!({"uri": SKILL, "frontmatter": {"name": "pdf-processing"}, "resources": "dynamic"})).unwrap();
+    let skill = Skill::read(
+        &json!({"uri": SKILL, "frontmatter": {"name": "pdf-processing"}, "resources": "dynamic"}),
+    )
+    .unwrap();
     assert_eq!(skill.problem, None);
     assert_eq!(skill.file(FORMS_URI).unwrap(), None);
     assert!(skill.file("skill://other/SKILL.md").is_err());
@@ -119,7 +124,13 @@ fn same_names_are_shown_on_both_rows() {
     let b = Skill::read(&json!({"uri": "skill://b/dup/SKILL.md", "frontmatter": {"name": "dup"}, "resources": "dynamic"})).unwrap();
     let mut rows = vec![a.summary("s1"), b.summary("s2")];
     mark_clashes(&mut rows);
-    assert_eq!(rows[0].same_name, vec![SkillRef { server: "s2".into(), uri: "skill://b/dup/SKILL.md".into() }]);
+    assert_eq!(
+        rows[0].same_name,
+        vec![SkillRef {
+            server: "s2".into(),
+            uri: "skill://b/dup/SKILL.md".into()
+        }]
+    );
     assert_eq!(rows[1].same_name[0].server, "s1");
 }
 

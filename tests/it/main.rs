@@ -31,5 +31,6 @@ mod properties;
 mod readme_tiers;
 mod resources;
 mod sampling;
+mod skills;
 mod tasks;
 mod workspace_config;

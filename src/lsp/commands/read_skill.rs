@@ -20,6 +20,8 @@ impl Handler for ReadSkill {
             .read_skill(&args.server, &args.uri, args.file.as_deref())
             .await
             .map_err(to_lsp)?;
-        Ok(Reply::Json(serde_json::to_value(contents).unwrap_or_default()))
+        Ok(Reply::Json(
+            serde_json::to_value(contents).unwrap_or_default(),
+        ))
     }
 }

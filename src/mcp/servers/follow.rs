@@ -19,7 +19,7 @@ pub const MIN_POLL: Duration = Duration::from_millis(100);
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
 const MAX_POLL: Duration = Duration::from_secs(60);
 /// At most this many questions over a task's life.
-pub const MAX_QUESTIONS: usize = 32;
+pub const MAX_QUESTIONS: usize = 8;
 /// Polls that fail in a row before the task is given up as lost.
 const MAX_FAILURES: u32 = 5;
 /// Polls after `tasks/cancel` before a task the server still runs is marked cancelled here.
@@ -46,7 +46,13 @@ pub async fn follow(
     task_id: String,
     agent: Option<Agent>,
 ) {
-    let asker = Asker::of(agent);
+    let mut asker = Asker::of(agent);
+    // "2026-12-05T10:30:00Z" → "10:30 UTC".
+    asker.purpose = book.get(&server, &task_id).and_then(|info| {
+        info.started_at
+            .get(11..16)
+            .map(|hm| format!("for the task started {hm} UTC"))
+    });
     let mut failures = 0;
     let mut cancel_sent = false;
     let mut polls_after_cancel = 0;

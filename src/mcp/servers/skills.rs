@@ -39,6 +39,36 @@ impl Manager {
         Ok(rows)
     }
 
+    /// The skills `server` lists, each entry as the server sent it (for the gateway, whose
+    /// agents verify them themselves); empty for a server without the extension.
+    pub async fn skill_entries(&self, server: &str) -> Result<Vec<serde_json::Value>, CallError> {
+        let connection = self.running(server)?;
+        if !connection.offers_skills() {
+            return Ok(Vec::new());
+        }
+        Ok(connection
+            .list_skills()
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect())
+    }
+
+    /// `skills/get` at `server`: its entry for the skill now, as it sent it.
+    pub async fn skill_entry(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<serde_json::Value, CallError> {
+        let connection = self.running(server)?;
+        Ok(connection.get_skill(uri).await?.entry)
+    }
+
+    /// Whether `server` runs and declares the Skills extension.
+    pub fn offers_skills(&self, server: &str) -> bool {
+        self.running(server).is_ok_and(|c| c.offers_skills())
+    }
+
     /// One file of the skill `uri` of `server` (its `SKILL.md` when `file` is `None`), verified
     /// against the skill's manifest; a file the manifest does not list is refused here.
     pub async fn read_skill(
@@ -49,7 +79,9 @@ impl Manager {
     ) -> Result<SkillFileContents, CallError> {
         let connection = self.running(server)?;
         if !connection.offers_skills() {
-            return Err(CallError::Refused(format!("\"{server}\" does not offer skills")));
+            return Err(CallError::Refused(format!(
+                "\"{server}\" does not offer skills"
+            )));
         }
         let listed = connection.list_skills().await?;
         let skill = match listed.into_iter().find(|s| s.uri == uri) {
@@ -69,7 +101,10 @@ impl Manager {
         let (skill, bytes) = match first {
             Ok(bytes) => (skill, bytes),
             Err(why) => {
-                tracing::info!(server, "a skill file did not match its manifest ({why}); asking skills/get");
+                tracing::info!(
+                    server,
+                    "a skill file did not match its manifest ({why}); asking skills/get"
+                );
                 let fresh = connection.get_skill(uri).await?;
                 match verified(&connection, &fresh, &file_uri).await? {
                     Ok(bytes) => (fresh, bytes),
@@ -83,7 +118,10 @@ impl Manager {
             Ok(text) => (Some(text), None),
             Err(e) => {
                 use base64::Engine as _;
-                (None, Some(base64::engine::general_purpose::STANDARD.encode(e.as_bytes())))
+                (
+                    None,
+                    Some(base64::engine::general_purpose::STANDARD.encode(e.as_bytes())),
+                )
             }
         };
         Ok(SkillFileContents {

@@ -40,7 +40,9 @@ impl Connection {
             let entries = page
                 .get("skills")
                 .and_then(Value::as_array)
-                .ok_or_else(|| self.protocol("answered skills/list without a skills list".into()))?;
+                .ok_or_else(|| {
+                    self.protocol("answered skills/list without a skills list".into())
+                })?;
             for entry in entries {
                 if skills.len() == MAX_SKILLS {
                     return Err(self.protocol(format!("listed more than {MAX_SKILLS} skills")));
