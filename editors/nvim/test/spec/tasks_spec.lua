@@ -57,6 +57,11 @@ T.test(':Mcp call of a task: progress, the question mid-task, the result; :Mcp t
   local lines = T.lines(T.wait_buf('^mcp://result/demo/slow_task/%d+$', 30000))
   T.contains(lines, 'Done after 4 steps: you chose to keep the details.')
   T.ok(asked[1] and asked[1].prompt:find('Keep the details?', 1, true), vim.inspect(asked))
+  -- The question says which task asks.
+  T.ok(
+    asked[1].prompt:find('demo, for the task started %d%d:%d%d UTC, asks: Keep the details%?'),
+    asked[1].prompt
+  )
   T.wait(function()
     return get(task).status == 'completed'
   end, 'the task to be completed')

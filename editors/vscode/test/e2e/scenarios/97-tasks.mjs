@@ -73,9 +73,11 @@ export async function run({ page, outputLog, screenshot }) {
   );
   assert.ok(progress.buttons.includes('Cancel'), `the progress can be cancelled: ${JSON.stringify(progress)}`);
   await screenshot('task-progress');
-  await waitQuestion(page, 'demo: Keep the details?');
+  // The question says which task asks.
+  const question = await waitQuestion(page, 'asks: Keep the details?');
+  assert.match(question.title, /^demo, for the task started \d\d:\d\d UTC, asks: Keep the details\?/);
   await pick(page, 'Yes');
-  await waitQuickInput(page, 'demo: Keep the details?');
+  await waitQuickInput(page, 'asks: Keep the details?');
   await pick(page, 'Submit');
   await waitEditorText(page, /Done after 4 steps: you chose to keep the details\./, { timeout: 30000 });
   await waitFor('the task gone from the status bar', async () => !(await statusBarTexts(page)).some((t) => /MCP task/.test(t)));
