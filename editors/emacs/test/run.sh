@@ -6,8 +6,7 @@
 #   editors/emacs/test/run.sh form sampling   only files whose name contains one of these
 # Environment: MCP_SIDECAR_BIN (default: cargo build, then target/debug/mcp-sidecar),
 #              EMACS (default: installed by scripts/install-emacs.sh),
-#              TEST_TIMEOUT (seconds per file, default 90),
-#              MCP_PYTHON (default: from .cache/peers/env.sh; the tasks and skills tests' FastMCP).
+#              TEST_TIMEOUT (seconds per file, default 90).
 # Prints "N passed, N failed" (", N skipped" when a test was) last; exits non-zero when a test
 # failed.
 set -uo pipefail
@@ -22,12 +21,6 @@ if [[ -z "${MCP_SIDECAR_BIN:-}" ]]; then
   MCP_SIDECAR_BIN="$ROOT/target/debug/mcp-sidecar"
 fi
 export MCP_SIDECAR_BIN
-# The Python of scripts/install-peers.sh (FastMCP), for the tasks and skills fixtures.
-if [[ -z "${MCP_PYTHON:-}" && -f "$ROOT/.cache/peers/env.sh" ]]; then
-  # shellcheck disable=SC1091
-  MCP_PYTHON="$(. "$ROOT/.cache/peers/env.sh" && echo "${MCP_PYTHON:-}")"
-  export MCP_PYTHON
-fi
 echo "emacs: $("$EMACS" --version | head -1), sidecar: $MCP_SIDECAR_BIN"
 
 # stop_leftovers: after each file, the processes it left running (its marker in their environment).
