@@ -36,7 +36,7 @@ impl Manager {
             message: e,
         })?;
         let book = self.book();
-        book.start(server, tool, &handle.task_id, &poll);
+        book.start(server, tool, &handle.task_id, &poll, handle.legacy);
         self.follow(server.to_string(), handle.task_id.clone(), agent);
         if mode == Tasks::Handle {
             return Ok(Reply::Task(handle));
