@@ -34,8 +34,10 @@ pub struct TaskHandle {
     pub server: String,
     /// The server's task id.
     pub task_id: String,
-    /// The `CreateTaskResult` the server sent, as JSON.
+    /// The `CreateTaskResult` the server sent, as JSON (in the 2026-07-28 spelling).
     pub created: Value,
+    /// Whether the task takes the 2025-11-25 form (`tasks/result` for its end and questions).
+    pub legacy: bool,
 }
 
 /// What a caller wants when the server answers a `tools/call` with a task handle.

@@ -39,6 +39,9 @@ struct Stored {
     ttl_ms: Option<u64>,
     /// When the sidecar first saw the task (seconds since the epoch), for its `ttlMs`.
     seen: u64,
+    /// The 2025-11-25 form (`tasks/result`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    legacy: bool,
 }
 
 struct Entry {
@@ -64,6 +67,8 @@ pub struct Plan {
     pub expired: bool,
     pub cancel_asked: bool,
     pub answered: BTreeSet<String>,
+    /// The 2025-11-25 form.
+    pub legacy: bool,
     pub cancel: Arc<Notify>,
 }
 
@@ -98,7 +103,7 @@ impl TaskBook {
     }
 
     /// Records a task a `tools/call` became, from its `CreateTaskResult` state.
-    pub fn start(&self, server: &str, tool: &str, task_id: &str, poll: &Poll) {
+    pub fn start(&self, server: &str, tool: &str, task_id: &str, poll: &Poll, legacy: bool) {
         let now = now();
         let info = TaskInfo {
             server: server.to_string(),
@@ -117,6 +122,7 @@ impl TaskBook {
             poll_interval_ms: poll.poll_interval_ms,
             ttl_ms: poll.ttl_ms,
             seen: now.as_secs(),
+            legacy,
         };
         {
             let mut entries = self.entries.lock();
@@ -193,6 +199,7 @@ impl TaskBook {
             expired,
             cancel_asked: entry.cancel_asked,
             answered: s.answered.clone(),
+            legacy: s.legacy,
             cancel: entry.cancel.clone(),
         })
     }

@@ -426,3 +426,60 @@ async fn a_task_outlives_its_sidecar_and_the_next_one_delivers_its_result() {
     second.ignore("mcp-sidecar/taskStatus");
     let _ = server.kill().await;
 }
+
+/// The 2025-11-25 form: server-everything's `simulate-research-query` requires a task-augmented
+/// call; its question comes while `tasks/result` is open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn server_everythings_task_of_the_2025_11_25_form() {
+    let def = json!({"command": "node", "args": [peer("MCP_EVERYTHING_JS"), "stdio"]});
+    let editor = with_server("evtasks", def).await;
+    let mark = editor.mark();
+    let mut call = spawn_call_with_token(
+        &editor,
+        "evtasks",
+        "simulate-research-query",
+        json!({"topic": "rust", "ambiguous": true}),
+        "e1",
+    );
+    let mut asked = 0;
+    let response = loop {
+        tokio::select! {
+            done = &mut call => break done.unwrap(),
+            prompt = editor.next_prompt() => {
+                // The clarification is a choice: its first item, then Submit on the review.
+                asked += 1;
+                editor.respond(&prompt, json!({"selected": [0]})).await;
+            }
+        }
+    };
+    let text = text_of(&response["result"]);
+    assert!(
+        text.starts_with("# Research Report: rust (") && asked > 0,
+        "{response:#}"
+    );
+    let statuses: Vec<String> = editor
+        .read_notifications(mark, |n| n["method"] == "mcp-sidecar/taskStatus")
+        .iter()
+        .map(|n| n["params"]["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        statuses.first().map(String::as_str),
+        Some("working"),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("completed"),
+        "{statuses:?}"
+    );
+    // Its other tools are called as before (no task augmentation).
+    let echo = call_tool_text(&editor, "evtasks", "echo", json!({"message": "hi"})).await;
+    assert!(echo.contains("hi"), "{echo}");
+    editor.ignore("mcp-sidecar/taskStatus");
+    editor.ignore("$/progress");
+}
+
+async fn call_tool_text(editor: &TestEditor, server: &str, tool: &str, arguments: Value) -> String {
+    text_of(&call(editor, server, tool, arguments).await)
+}

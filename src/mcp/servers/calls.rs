@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::contract::{CallError, TaskInfo, TaskState};
-use crate::mcp::ProgressUpdate;
+use crate::mcp::host::{ProgressFn, ProgressUpdate};
 use crate::mcp::reply::{Caller, Reply, Tasks};
 use crate::mcp::servers::follow::{self, Connect};
 use crate::mcp::servers::manager::Manager;
@@ -36,7 +36,7 @@ impl Manager {
             message: e,
         })?;
         let book = self.book();
-        book.start(server, tool, &handle.task_id, &poll);
+        book.start(server, tool, &handle.task_id, &poll, handle.legacy);
         self.follow(server.to_string(), handle.task_id.clone(), agent);
         if mode == Tasks::Handle {
             return Ok(Reply::Task(handle));
@@ -114,7 +114,7 @@ async fn wait(
     book: &Arc<TaskBook>,
     server: &str,
     task_id: &str,
-    progress: Option<crate::mcp::ProgressFn>,
+    progress: Option<ProgressFn>,
 ) -> Result<TaskInfo, CallError> {
     let mut changes = book
         .watch(server, task_id)

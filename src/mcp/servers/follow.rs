@@ -85,7 +85,7 @@ pub async fn follow(
         };
         if plan.cancel_asked && !cancel_sent {
             cancel_sent = true;
-            if let Err(e) = connection.cancel_task(&task_id).await {
+            if let Err(e) = connection.cancel_task(&task_id, plan.legacy).await {
                 tracing::info!(server, "tasks/cancel failed: {e}");
             }
         }
@@ -98,7 +98,7 @@ pub async fn follow(
                 return;
             }
         }
-        let poll = match connection.get_task(&task_id).await {
+        let poll = match connection.get_task(&task_id, plan.legacy, &asker).await {
             Ok(poll) => {
                 failures = 0;
                 poll
@@ -124,7 +124,7 @@ pub async fn follow(
             book.cancel(&server, &task_id);
             let mut failed = Poll::lost(e.to_string());
             failed.status = TaskState::Failed;
-            if let Err(e) = connection.cancel_task(&task_id).await {
+            if let Err(e) = connection.cancel_task(&task_id, plan.legacy).await {
                 tracing::info!(server, "tasks/cancel failed: {e}");
             }
             book.record(&server, &task_id, &failed);

@@ -415,10 +415,9 @@ impl Manager {
             })
     }
 
-    /// Tools of one server, or of every running server.
     /// Rows from one server (its error stands) or from every running one (a server whose
     /// list fails is left out, with a log line).
-    async fn across<T>(
+    pub(super) async fn across<T>(
         &self,
         server: Option<&str>,
         what: &str,

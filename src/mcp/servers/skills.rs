@@ -10,31 +10,25 @@ impl Manager {
     /// The skills of `server`, or of every running server that declares the extension; skills
     /// of the same name are marked on each row.
     pub async fn list_skills(&self, server: Option<&str>) -> Result<Vec<SkillSummary>, CallError> {
-        let names = match server {
-            Some(server) => vec![server.to_string()],
-            None => self.server_names(),
-        };
-        let mut rows = Vec::new();
-        for name in names {
-            let connection = match self.running(&name) {
-                Ok(c) => c,
-                Err(e) if server.is_some() => return Err(e),
-                Err(_) => continue,
-            };
-            if !connection.offers_skills() {
-                if server.is_some() {
-                    return Err(CallError::Refused(format!(
+        let one = server.is_some();
+        let mut rows = self
+            .across(server, "skills", async move |name, connection| {
+                if connection.offers_skills() {
+                    Ok(connection
+                        .list_skills()
+                        .await?
+                        .iter()
+                        .map(|s| s.summary(name))
+                        .collect())
+                } else if one {
+                    Err(CallError::Refused(format!(
                         "\"{name}\" does not offer skills"
-                    )));
+                    )))
+                } else {
+                    Ok(Vec::new())
                 }
-                continue;
-            }
-            match connection.list_skills().await {
-                Ok(skills) => rows.extend(skills.iter().map(|s| s.summary(&name))),
-                Err(e) if server.is_some() => return Err(e),
-                Err(e) => tracing::info!(server = name, "its skills could not be listed: {e}"),
-            }
-        }
+            })
+            .await?;
         skills::mark_clashes(&mut rows);
         Ok(rows)
     }

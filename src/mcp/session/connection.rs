@@ -53,6 +53,9 @@ pub struct Connection {
     /// them carries (a 2026-07-28 session's per-request protocol version, client and
     /// capabilities, which rmcp's peer would add).
     pub(super) direct: Option<(Arc<Direct>, RequestMetaObject)>,
+    /// A legacy (2025-11-25) server's tools that require a task-augmented call
+    /// (`execution.taskSupport: "required"`), read once from its raw `tools/list`.
+    pub(super) task_tools: tokio::sync::OnceCell<std::collections::HashSet<String>>,
 }
 
 /// What `connect` hands the supervisor: the shared connection, the rmcp service (whose end means
@@ -231,6 +234,7 @@ where
         diag,
         timeout: spec.timeout,
         direct,
+        task_tools: tokio::sync::OnceCell::new(),
     });
     Ok(Started {
         connection,

@@ -43,11 +43,12 @@ impl Connection {
         self.visible(name, caller.surface).await?;
         // Arguments as text are written as they came only where the sidecar writes the line
         // (`direct`); elsewhere rmcp's typed request needs the object.
-        let call = ToolCall::new(name, arguments, self.direct.is_some()).map_err(|e| {
+        let mut call = ToolCall::new(name, arguments, self.direct.is_some()).map_err(|e| {
             CallError::Refused(format!(
                 "the arguments for {name} cannot be read as an object: {e}"
             ))
         })?;
+        call.task = self.task_augmentation(name).await;
         self.exchange(call, caller).await
     }
 
@@ -217,6 +218,10 @@ impl Connection {
     /// A `CreateTaskResult` (Tasks extension): only `tools/call` may become a task, and its id
     /// must be a string of at most [`crate::mcp::tasks::MAX_TASK_ID`] bytes.
     fn task_handle(&self, created: Value, method: &str) -> Result<Reply, CallError> {
+        self.handle_of(created, method, false)
+    }
+
+    fn handle_of(&self, created: Value, method: &str, legacy: bool) -> Result<Reply, CallError> {
         if method != CallToolRequestParams::METHOD {
             return Err(self.protocol(format!("answered {method} with a task handle")));
         }
@@ -225,6 +230,7 @@ impl Connection {
             server: self.server.to_string(),
             task_id,
             created,
+            legacy,
         }))
     }
 
@@ -267,6 +273,17 @@ impl Connection {
                 .ok_or_else(|| self.timeout_error())?;
         guard.id = None;
         match outcome.map_err(|_| closed())? {
+            Ok(result) if params.augmented() => {
+                let created = serde_json::from_slice::<Value>(&result)
+                    .ok()
+                    .filter(|v| v.get("task").is_some_and(Value::is_object));
+                match created {
+                    Some(created) => self
+                        .handle_of(super::tasks::legacy_task(created), P::METHOD, true)
+                        .map(Answered::Final),
+                    None => self.judge::<P::Result>(result, P::METHOD),
+                }
+            }
             Ok(result) => self.judge::<P::Result>(result, P::METHOD),
             Err(error) => Err(self.service_error(ServiceError::McpError(error))),
         }
@@ -428,6 +445,10 @@ trait Exchange: Clone + serde::Serialize {
     fn retry_with(&mut self, responses: Option<InputResponses>, state: Option<String>);
     /// The final result as JSON; `None` for a result of another kind.
     fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>>;
+    /// Whether the request is task-augmented (the 2025-11-25 form): its answer is `{task}`.
+    fn augmented(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! exchange {
@@ -478,6 +499,9 @@ struct ToolCall {
     /// The arguments as text (then `params.arguments` is `None`).
     #[serde(rename = "arguments", skip_serializing_if = "Option::is_none")]
     text: Option<Box<serde_json::value::RawValue>>,
+    /// The 2025-11-25 form's task augmentation (`{ttl}`), for a tool that requires it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<Value>,
 }
 
 impl ToolCall {
@@ -490,6 +514,7 @@ impl ToolCall {
         let mut call = ToolCall {
             params: CallToolRequestParams::new(name.to_string()),
             text: None,
+            task: None,
         };
         match arguments {
             Some(ToolArguments::Object(object)) => call.params.arguments = Some(object),
@@ -527,6 +552,9 @@ impl Exchange for ToolCall {
     }
     fn finished(result: ServerResult) -> Option<Result<Value, serde_json::Error>> {
         CallToolRequestParams::finished(result)
+    }
+    fn augmented(&self) -> bool {
+        self.task.is_some()
     }
 }
 exchange!(
