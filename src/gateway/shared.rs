@@ -272,7 +272,9 @@ impl Shared {
             Scope::All => self.manager.server_names(),
             Scope::One(server) => vec![server.clone()],
         };
-        let mut out: Vec<(Skill, String)> = Vec::new();
+        let mut skills: Vec<Skill> = Vec::new();
+        let mut servers: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
         for name in names {
             if !self.manager.offers_skills(&name) {
                 continue;
@@ -289,32 +291,23 @@ impl Shared {
                 let Some(skill) = agent_skill(&name, entry) else {
                     continue;
                 };
-                if out.iter().any(|(s, _)| s.uri == skill.uri) {
+                if !seen.insert(skill.uri.clone()) {
                     tracing::warn!(server = %name, uri = %skill.uri, "gateway: a skill another server lists too is left out");
                     continue;
                 }
-                out.push((skill, name.clone()));
+                skills.push(skill);
+                servers.push(name.clone());
             }
         }
-        // URIs that differ only in their percent-encoding name one skill: the first keeps it.
-        loop {
-            let skills: Vec<Skill> = out.iter().map(|(s, _)| s.clone()).collect();
-            let Err(SkillValidationError::DuplicateSkill(uri)) = validate_skills(&skills) else {
-                break;
-            };
-            let Some(at) = out.iter().rposition(|(s, _)| s.uri == uri) else {
-                break;
-            };
-            let (_, server) = out.remove(at);
-            tracing::warn!(%server, %uri, "gateway: a skill another server lists too is left out");
-        }
+        drop_encoded_twins(&mut skills, &mut servers);
         if matches!(scope, Scope::All) {
-            *self.routes.skills.lock() = out
+            *self.routes.skills.lock() = skills
                 .iter()
+                .zip(&servers)
                 .map(|(s, server)| (s.uri.clone(), server.clone()))
                 .collect();
         }
-        Ok(out.into_iter().map(|(s, _)| s).collect())
+        Ok(skills)
     }
 
     /// The server of a skill's `SKILL.md` URI: the one that listed it; lists again once when it
@@ -517,6 +510,24 @@ pub(super) fn agent_row<T: serde::de::DeserializeOwned>(
         .ok()
 }
 
+/// Leaves out the later of two skills whose URIs differ only in their percent-encoding (one
+/// skill; rmcp refuses a listing with both). `servers[i]` lists `skills[i]`.
+fn drop_encoded_twins(skills: &mut Vec<Skill>, servers: &mut Vec<String>) {
+    // Only a URI with an escape can be another's twin (a character a URI cannot hold is
+    // compared as its escape).
+    while skills.iter().any(|s| s.uri.contains('%')) {
+        let Err(SkillValidationError::DuplicateSkill(uri)) = validate_skills(skills) else {
+            break;
+        };
+        let Some(at) = skills.iter().rposition(|s| s.uri == uri) else {
+            break;
+        };
+        skills.remove(at);
+        let server = servers.remove(at);
+        tracing::warn!(%server, %uri, "gateway: a skill another server lists too is left out");
+    }
+}
+
 /// A skill entry as its server sent it, as the agent gets it: with
 /// `_meta["mcp-sidecar/server"]` saying which server it is from; `None` (and a log line) for
 /// one that breaks the extension's rules, which rmcp's server side would refuse whole listings
@@ -544,3 +555,57 @@ pub(super) fn agent_skill(server: &str, mut entry: Value) -> Option<Skill> {
 
 /// The `_meta` key of a listed prompt, resource, template or skill that names its server.
 pub const SERVER_META: &str = "mcp-sidecar/server";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(uri: &str, name: &str) -> Value {
+        json!({"uri": uri, "frontmatter": {"name": name, "description": "d", "x-extra": [1]},
+               "resources": [{"uri": uri, "size": 1,
+                              "digest": format!("sha256:{}", "a".repeat(64))}],
+               "_meta": {"theirs": true}})
+    }
+
+    #[test]
+    fn a_skill_keeps_its_entry_and_says_its_server() {
+        let skill = agent_skill("demo", entry("skill://a-b/SKILL.md", "a-b")).unwrap();
+        let value = serde_json::to_value(&skill).unwrap();
+        assert_eq!(value["_meta"], json!({"theirs": true, SERVER_META: "demo"}));
+        assert_eq!(value["frontmatter"]["x-extra"], json!([1]));
+        let mut odd = entry("skill://a-b/SKILL.md", "a-b");
+        odd["_meta"] = json!("not an object");
+        let value = serde_json::to_value(agent_skill("demo", odd).unwrap()).unwrap();
+        assert_eq!(value["_meta"], json!({SERVER_META: "demo"}));
+        // Rules rmcp would refuse the whole listing for.
+        for bad in [
+            entry("skill://a-b/SKILL.md", "other"),
+            entry("skill://a-b/README.md", "a-b"),
+            json!({"uri": "skill://a-b/SKILL.md"}),
+            json!([1]),
+        ] {
+            assert!(agent_skill("demo", bad.clone()).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn of_two_spellings_of_one_skill_the_first_is_kept() {
+        let mut skills: Vec<Skill> = [
+            "skill://a-b/SKILL.md",
+            "skill://c/SKILL.md",
+            "skill://a%2Db/SKILL.md",
+        ]
+        .iter()
+        .map(|uri| {
+            let name = if uri.contains("c/") { "c" } else { "a-b" };
+            agent_skill("s", entry(uri, name)).unwrap()
+        })
+        .collect();
+        let mut servers = vec!["one".to_string(), "one".into(), "two".into()];
+        drop_encoded_twins(&mut skills, &mut servers);
+        let uris: Vec<&str> = skills.iter().map(|s| s.uri.as_str()).collect();
+        assert_eq!(uris, ["skill://a-b/SKILL.md", "skill://c/SKILL.md"]);
+        assert_eq!(servers, ["one", "one"]);
+    }
+}

@@ -458,3 +458,130 @@ async fn a_python_agent_that_does_not_declare_tasks_hears_the_tasks_progress() {
         "{messages:?}"
     );
 }
+
+/// The hostile tasks and skills server, logging its events (`read <uri>`, ...) to `log`.
+fn hostile(log: &std::path::Path) -> Value {
+    let mut def = python_fixture("bad/hostile_tasks.py", &[], 30);
+    def["env"] = json!({"HOSTILE_TASKS_LOG": log.display().to_string()});
+    def
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_and_their_files_reach_the_server_that_listed_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events.log");
+    let (_editor, info) = start(json!({
+        "demo2": demo_server("both", None),
+        "hostile": hostile(&log),
+    }))
+    .await;
+    for era in ["legacy", "modern"] {
+        let mut agent = match era {
+            "legacy" => RawAgent::legacy(&info, json!({})).await.0,
+            _ => RawAgent::modern(&info, json!({})),
+        };
+        let listed = agent.request("skills/list", json!({})).await;
+        let skills = listed["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{era}: {listed}"));
+        let server_of = |uri: &str| {
+            let rows: Vec<&Value> = skills.iter().filter(|s| s["uri"] == uri).collect();
+            assert!(rows.len() <= 1, "{era}: {uri} listed twice");
+            rows.first()
+                .map(|s| s["_meta"]["mcp-sidecar/server"].clone())
+        };
+        // The first server by name keeps the URIs demo2 lists too.
+        assert_eq!(
+            server_of("skill://flight-report/SKILL.md"),
+            Some(json!("demo"))
+        );
+        assert_eq!(
+            server_of("skill://trip-checklist/SKILL.md"),
+            Some(json!("demo"))
+        );
+        assert_eq!(server_of("skill://good/SKILL.md"), Some(json!("hostile")));
+        assert_eq!(server_of("skill://a/dup/SKILL.md"), Some(json!("hostile")));
+        // A manifest that reaches outside its folder breaks the extension's rules: left out.
+        assert_eq!(server_of("skill://dotdot/SKILL.md"), None, "{era}");
+
+        // The demo's entry as the demo sent it: its files' digests are those of the fixtures,
+        // and the bytes read through the gateway match them.
+        let report = skills
+            .iter()
+            .find(|s| s["uri"] == "skill://flight-report/SKILL.md")
+            .unwrap();
+        assert_eq!(report["frontmatter"]["name"], "flight-report");
+        let files = report["resources"].as_array().unwrap();
+        assert_eq!(files.len(), 2, "{report}");
+        for file in files {
+            let uri = file["uri"].as_str().unwrap();
+            let path = uri.strip_prefix("skill://").unwrap();
+            let on_disk = std::fs::read(fixture("skills-demo").join(path)).unwrap();
+            assert_eq!(file["digest"], sha256(&on_disk), "{uri}");
+            assert_eq!(file["size"], on_disk.len(), "{uri}");
+            let read = agent.request("resources/read", json!({"uri": uri})).await;
+            let text = read["result"]["contents"][0]["text"].as_str();
+            assert_eq!(
+                text.map(str::as_bytes),
+                Some(&on_disk[..]),
+                "{era} {uri}: {read}"
+            );
+        }
+
+        // skills/get and a file of the hostile server's skill go to it.
+        let got = agent
+            .request("skills/get", json!({"uri": "skill://good/SKILL.md"}))
+            .await;
+        assert_eq!(
+            got["result"]["skill"]["uri"], "skill://good/SKILL.md",
+            "{got}"
+        );
+        assert_eq!(
+            got["result"]["skill"]["_meta"]["mcp-sidecar/server"],
+            "hostile"
+        );
+        let got = agent
+            .request(
+                "skills/get",
+                json!({"uri": "skill://flight-report/SKILL.md"}),
+            )
+            .await;
+        assert_eq!(
+            got["result"]["skill"]["_meta"]["mcp-sidecar/server"], "demo",
+            "{got}"
+        );
+        let guide = "skill://good/references/guide.md";
+        let read = agent.request("resources/read", json!({"uri": guide})).await;
+        assert_eq!(
+            read["result"]["contents"][0]["text"], "# Guide\n\nBe kind.\n",
+            "{era}: {read}"
+        );
+        let reads = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            reads.lines().any(|l| l == format!("read {guide}")),
+            "{reads}"
+        );
+
+        // No server lists it, and three offer skills: invalid params. A file of the skill the
+        // gateway left out is no listed skill's: not found.
+        let got = agent
+            .request("skills/get", json!({"uri": "skill://nobody/SKILL.md"}))
+            .await;
+        assert_eq!(got["error"]["code"], -32602, "{era}: {got}");
+        let read = agent
+            .request(
+                "resources/read",
+                json!({"uri": "skill://dotdot/scripts/x.py"}),
+            )
+            .await;
+        let code = if era == "legacy" { -32002 } else { -32602 };
+        assert_eq!(read["error"]["code"], code, "{era}: {read}");
+    }
+}
