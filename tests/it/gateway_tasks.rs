@@ -585,3 +585,91 @@ async fn skills_and_their_files_reach_the_server_that_listed_each() {
         assert_eq!(read["error"]["code"], code, "{era}: {read}");
     }
 }
+
+/// The Python agent with the SDK's Tasks extension (2026-07-28), over HTTP or through
+/// `mcp-sidecar gateway`, running `steps`.
+fn python_with_tasks(info: &Value, way: &str, steps: &Value) -> tokio::process::Command {
+    let mut args: Vec<String> = ["--mode", MODERN, "--name", "python-agent", "--tasks"]
+        .map(String::from)
+        .to_vec();
+    match way {
+        "http" => args.extend([
+            "--url".into(),
+            info["url"].as_str().unwrap().into(),
+            "--token".into(),
+            gateway_token(info),
+        ]),
+        _ => args.extend([
+            "--command".into(),
+            sidecar_bin().display().to_string(),
+            "gateway".into(),
+        ]),
+    }
+    let mut command = python_agent(&args, steps);
+    support::gateway::bridge_env(&mut command, info);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs peers: scripts/install-peers.sh"]
+async fn a_python_agent_with_the_tasks_extension_polls_cancels_and_keeps_its_tasks_to_itself() {
+    let (editor, info) = start(json!({})).await;
+    for way in ["http", "bridge"] {
+        let steps = json!([
+            {"op": "call", "name": "demo__slow_task", "arguments": {"steps": 4, "stepMs": 50}},
+            {"op": "request", "method": "tasks/get", "params": {"taskId": "$last"}},
+            {"op": "call", "name": "demo__slow_task", "arguments": {"forever": true, "stepMs": 50},
+             "cancel_task": true},
+        ]);
+        let child = python_with_tasks(&info, way, &steps).spawn().unwrap();
+        let running = tokio::spawn(support::gateway::agent_outcomes(child));
+        let (out, shown) = answer_until(&editor, running).await;
+        asked_once(&shown, "python-agent", way);
+        // The SDK resolved the handle by polling the gateway.
+        let done = &out[0];
+        assert_eq!(text_of(&done["result"]), DONE, "{way}: {done:#}");
+        let handle = &done["task"]["handle"];
+        assert_eq!(handle["resultType"], "task", "{way}: {handle}");
+        let id = handle["taskId"].as_str().unwrap().to_string();
+        assert_eq!(id.len(), 32, "{way}: {handle}");
+        let polls = done["task"]["polls"].as_array().unwrap();
+        let (last, before) = polls.split_last().unwrap();
+        assert!(
+            before.iter().all(|p| p["status"] == "working"),
+            "{way}: {polls:#?}"
+        );
+        assert_eq!(last["status"], "completed", "{way}: {last:#}");
+        // The same session asks again: the task is still there, ended.
+        assert_eq!(
+            out[1]["result"]["status"], "completed",
+            "{way}: {:#}",
+            out[1]
+        );
+        assert_eq!(out[1]["result"]["taskId"], id.as_str());
+        // Cancelled after its first poll.
+        let cancelled = &out[2];
+        assert_eq!(cancelled["result"]["isError"], true, "{way}: {cancelled:#}");
+        let polls = cancelled["task"]["polls"].as_array().unwrap();
+        assert_eq!(
+            polls.last().unwrap()["status"],
+            "cancelled",
+            "{way}: {polls:#?}"
+        );
+
+        // Another agent cannot reach the task, whichever way it comes.
+        for other in ["http", "bridge"] {
+            if other == "http" && way == "http" {
+                // Both without a session: the id is all it takes (and it cannot be guessed).
+                continue;
+            }
+            let steps = json!([{"op": "request", "method": "tasks/get", "params": {"taskId": id}}]);
+            let child = python_with_tasks(&info, other, &steps).spawn().unwrap();
+            let out = support::gateway::agent_outcomes(child).await;
+            assert_eq!(
+                out[0]["error"]["code"], -32602,
+                "{way} → {other}: {:#}",
+                out[0]
+            );
+        }
+    }
+}
