@@ -307,6 +307,11 @@ async fn an_agent_that_declares_tasks_polls_the_gateway_to_the_tasks_result_in_b
         // An ended task cannot be cancelled.
         let cancelled = agent.request("tasks/cancel", json!({"taskId": id})).await;
         assert_eq!(cancelled["error"]["code"], -32602, "{era}: {cancelled}");
+        // SEP-2663 removed these.
+        for method in ["tasks/result", "tasks/list"] {
+            let got = agent.request(method, json!({"taskId": id})).await;
+            assert_eq!(got["error"]["code"], -32601, "{era} {method}: {got}");
+        }
     }
 }
 
