@@ -297,11 +297,8 @@ impl ServerHandler for GatewayServer {
                     ErrorData::internal_error("mcp-sidecar gateway: the task was forgotten", None)
                 })?;
             let owner = self.owner(&context);
-            return self
-                .shared
-                .tasks
-                .start(owner, &info, &handle.created)
-                .map(CallToolResponse::Task);
+            let created = self.shared.tasks.start(owner, &info, &handle.created);
+            return Ok(CallToolResponse::Task(created));
         }
         if let (Some(view), Ok(reply)) = (view, &outcome) {
             view.done(reply);

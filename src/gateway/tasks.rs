@@ -113,12 +113,7 @@ impl AgentTasks {
 
     /// Records a task a call of `owner` became (`created`: the server's `CreateTaskResult`);
     /// the handle the agent gets, from the sidecar's state of the task.
-    pub fn start(
-        &self,
-        owner: Owner,
-        info: &TaskInfo,
-        created: &Value,
-    ) -> Result<CreateTaskResult, ErrorData> {
+    pub fn start(&self, owner: Owner, info: &TaskInfo, created: &Value) -> CreateTaskResult {
         let number = |key: &str| created.get(key).and_then(Value::as_u64);
         let id = self.id_of(&info.server, &info.task_id);
         let entry = Entry {
@@ -142,7 +137,7 @@ impl AgentTasks {
                 None => break,
             };
         }
-        Ok(CreateTaskResult::new(task))
+        CreateTaskResult::new(task)
     }
 
     /// The (server, task id) behind `id`, when `owner` in `scope` may reach it.
