@@ -24,9 +24,12 @@ set -euo pipefail
 CONFORMANCE_VERSION=0.2.0-alpha.12
 REQUIREMENT_SETS=(2025-11-25 2026-07-28)
 # The server scenarios the gateway is held to: the ones that need no particular tools (the
-# others call the suite's own test_* tools, which only the suite's reference server has).
+# others call the suite's own test_* tools, and its tasks-* scenarios the fixture tools greet,
+# slow_compute, failing_job, ..., which only the suite's reference server has), and the Skills
+# ones (the demo's skills, through the gateway).
 GATEWAY_SCENARIOS=(server-initialize server-session-lifecycle ping tools-list dns-rebinding-protection
-  server-stateless http-header-validation caching server-sse-polling server-sse-multiple-streams)
+  server-stateless http-header-validation caching server-sse-polling server-sse-multiple-streams
+  sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
 
 # Client scenarios no requirement set lists (the suite registers them under no revision) that the
 # project holds itself to as if required: the Skills extension's (SEP-2640).

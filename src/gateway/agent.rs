@@ -141,13 +141,67 @@ impl AgentAnswers for PeerAnswers {
 
 enum Up {
     Server(ProgressUpdate),
+    /// A person answers one of the call's questions.
     KeepAlive,
+    /// The call waits for its task (the last task status is repeated).
+    TaskAlive,
+}
+
+/// The value after `last` for an update that has none of its own (a task's status, a
+/// keep-alive): one more when there is no total, else a thousandth more.
+fn next_value(last: Option<(f64, Option<f64>)>) -> (f64, Option<f64>) {
+    match last {
+        None => (0.0, None),
+        Some((before, None)) => (before + 1.0, None),
+        Some((before, total)) => (before + KEEP_ALIVE_STEP, total),
+    }
+}
+
+/// What the agent is sent for each update: values that always increase, finite ones.
+#[derive(Default)]
+struct Values {
+    last: Option<(f64, Option<f64>)>,
+    /// The last task status, repeated while the call waits for its task.
+    task: Option<String>,
+}
+
+impl Values {
+    fn next(&mut self, up: Up) -> (f64, Option<f64>, Option<String>) {
+        let (value, total, message) = match up {
+            // A task's status has no value of its own (NaN).
+            Up::Server(update) if !update.progress.is_finite() => {
+                self.task = update.message.clone();
+                let (value, total) = next_value(self.last);
+                (value, total, update.message)
+            }
+            Up::Server(update) => {
+                let value = match self.last {
+                    Some((before, _)) if update.progress <= before => before + KEEP_ALIVE_STEP,
+                    _ => update.progress,
+                };
+                let total = update.total.filter(|t| t.is_finite());
+                (value, total, update.message)
+            }
+            Up::KeepAlive => {
+                let (value, total) = self.last.map_or((0.0, None), |(before, total)| {
+                    (before + KEEP_ALIVE_STEP, total)
+                });
+                (value, total, Some(KEEP_ALIVE_MESSAGE.to_string()))
+            }
+            Up::TaskAlive => {
+                let (value, total) = next_value(self.last);
+                (value, total, self.task.clone())
+            }
+        };
+        self.last = Some((value, total));
+        (value, total, message)
+    }
 }
 
 /// The progress of one call, when the agent asked for it (a `progressToken`): the server's
-/// progress passed on in order, and while a person answers one of the call's questions
-/// (`open` > 0) a keep-alive every interval. The values sent always increase: a keep-alive
-/// repeats the last one plus a thousandth.
+/// progress passed on in order; while a person answers one of the call's questions
+/// (`open` > 0) a keep-alive every interval; while the call waits for its task, the task's
+/// status when it changes and again every interval. The values sent always increase.
 pub fn progress(
     context: &RequestContext<RoleServer>,
     open: &Arc<watch::Sender<usize>>,
@@ -156,24 +210,9 @@ pub fn progress(
     let peer = context.peer.clone();
     let (tx, mut rx) = mpsc::unbounded_channel::<Up>();
     tokio::spawn(async move {
-        let mut last: Option<(f64, Option<f64>)> = None;
+        let mut values = Values::default();
         while let Some(up) = rx.recv().await {
-            let (value, total, message) = match up {
-                Up::Server(update) => {
-                    let value = match last {
-                        Some((before, _)) if update.progress <= before => before + KEEP_ALIVE_STEP,
-                        _ => update.progress,
-                    };
-                    (value, update.total, update.message)
-                }
-                Up::KeepAlive => {
-                    let (value, total) = last.map_or((0.0, None), |(before, total)| {
-                        (before + KEEP_ALIVE_STEP, total)
-                    });
-                    (value, total, Some(KEEP_ALIVE_MESSAGE.to_string()))
-                }
-            };
-            last = Some((value, total));
+            let (value, total, message) = values.next(up);
             let mut param = ProgressNotificationParam::new(token.clone(), value);
             param.total = total;
             param.message = message;
@@ -184,29 +223,36 @@ pub fn progress(
     });
     let ticks = tx.clone();
     let mut waiting = open.subscribe();
+    let (tasking, mut task_waits) = watch::channel(false);
     tokio::spawn(async move {
-        // Ends when the call is over (every sender of `open` is gone) or the agent went.
-        while waiting.wait_for(|n| *n > 0).await.is_ok() {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(keep_alive_interval()) => {
-                        if ticks.send(Up::KeepAlive).is_err() {
-                            return;
-                        }
-                    }
-                    changed = waiting.changed() => {
-                        if changed.is_err() {
-                            return;
-                        }
-                        if *waiting.borrow() == 0 {
-                            break;
-                        }
+        // Ends when the call is over (its progress is dropped, or every sender of `open` is
+        // gone) or the agent went.
+        loop {
+            let person = *waiting.borrow_and_update() > 0;
+            let task = *task_waits.borrow_and_update();
+            let tick = async {
+                if person || task {
+                    tokio::time::sleep(keep_alive_interval()).await
+                } else {
+                    std::future::pending().await
+                }
+            };
+            tokio::select! {
+                _ = tick => {
+                    let up = if person { Up::KeepAlive } else { Up::TaskAlive };
+                    if ticks.send(up).is_err() {
+                        return;
                     }
                 }
+                changed = waiting.changed() => if changed.is_err() { return },
+                changed = task_waits.changed() => if changed.is_err() { return },
             }
         }
     });
     Some(Arc::new(move |update| {
+        if !update.progress.is_finite() {
+            tasking.send_if_modified(|waits| !std::mem::replace(waits, true));
+        }
         let _ = tx.send(Up::Server(update));
     }))
 }
@@ -214,6 +260,49 @@ pub fn progress(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn server(progress: f64, total: Option<f64>, message: &str) -> Up {
+        Up::Server(ProgressUpdate {
+            progress,
+            total,
+            message: Some(message.into()),
+        })
+    }
+
+    #[test]
+    fn a_tasks_status_has_finite_values_that_increase() {
+        let mut values = Values::default();
+        let sent: Vec<_> = [
+            server(f64::NAN, None, "task working: step 1 of 4"),
+            Up::TaskAlive,
+            server(f64::NAN, None, "task waiting for an answer"),
+            Up::KeepAlive,
+            Up::TaskAlive,
+            server(f64::INFINITY, Some(f64::NAN), "task working: step 3 of 4"),
+        ]
+        .into_iter()
+        .map(|up| values.next(up))
+        .collect();
+        let numbers: Vec<f64> = sent.iter().map(|(v, _, _)| *v).collect();
+        assert!(numbers.iter().all(|v| v.is_finite()), "{numbers:?}");
+        assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+        assert!(sent.iter().all(|(_, total, _)| total.is_none()), "{sent:?}");
+        assert_eq!(sent[1].2.as_deref(), Some("task working: step 1 of 4"));
+        assert_eq!(sent[3].2.as_deref(), Some(KEEP_ALIVE_MESSAGE));
+        assert_eq!(sent[4].2.as_deref(), Some("task waiting for an answer"));
+    }
+
+    #[test]
+    fn the_servers_own_progress_is_raised_when_it_would_not_increase() {
+        let mut values = Values::default();
+        assert_eq!(values.next(server(5.0, Some(10.0), "a")).0, 5.0);
+        assert_eq!(
+            values.next(server(5.0, Some(10.0), "b")).0,
+            5.0 + KEEP_ALIVE_STEP
+        );
+        assert_eq!(values.next(Up::KeepAlive).1, Some(10.0));
+        assert_eq!(values.next(server(8.0, Some(10.0), "c")).0, 8.0);
+    }
 
     #[test]
     fn names_lose_control_bidi_and_invisible_characters_and_are_capped() {

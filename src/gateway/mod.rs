@@ -7,6 +7,7 @@
 //!   session over shared routes;
 //! - `names.rs`: the `<server>__<tool>` naming scheme;
 //! - `http.rs`: the loopback endpoint (secret, `Host`/`Origin` checks) and the stdio tunnel;
+//! - `tasks.rs`: the tasks agents started (Tasks extension), by the ids they see;
 //! - `pass.rs`: big results passed through to agents as the bytes the server sent (the
 //!   session's service around `server.rs`, and the splice in both ways' writers);
 //! - `discovery.rs`: the environment and the per-workspace discovery files;
@@ -23,6 +24,7 @@ mod pass;
 mod routes;
 mod server;
 mod shared;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

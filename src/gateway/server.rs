@@ -12,13 +12,14 @@ use parking_lot::Mutex;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-        CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-        GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-        ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-        SubscriptionFilter, UnsubscribeRequestParams,
+        CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+        CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams,
+        GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, GetTaskParams,
+        GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+        ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+        Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+        SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -28,10 +29,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::agent;
 use super::pass::{self, Kind, Tunnel};
 use crate::contract::CallError;
-use crate::mcp::{Caller, ToolArguments};
+use crate::mcp::{Caller, Reply, Tasks, ToolArguments};
 use crate::views::By;
 
-use super::shared::{Scope, Session, Shared};
+use super::shared::{self, Scope, Session, Shared};
+use super::tasks::Owner;
 
 /// One agent session.
 pub struct GatewayServer {
@@ -66,6 +68,19 @@ impl GatewayServer {
     where
         F: Future<Output = Result<T, CallError>>,
     {
+        self.as_agent_with(context, Tasks::Await, operation).await
+    }
+
+    /// [`Self::as_agent`], with what a task handle becomes.
+    async fn as_agent_with<T, F>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tasks: Tasks,
+        operation: impl FnOnce(Caller) -> F,
+    ) -> Result<T, CallError>
+    where
+        F: Future<Output = Result<T, CallError>>,
+    {
         let questions = self
             .shared
             .manager
@@ -78,6 +93,7 @@ impl GatewayServer {
         let call = operation(Caller {
             agent: Some(agent),
             progress,
+            tasks,
             ..Caller::default()
         });
         // Dropping the call on the agent's `notifications/cancelled` cancels it downstream.
@@ -86,7 +102,24 @@ impl GatewayServer {
             _ = context.ct.cancelled() => Err(CallError::Cancelled),
         }
     }
+
+    /// Who may reach the tasks this request starts: this session, or, for a request without
+    /// one (2026-07-28 over HTTP: each request stands alone), any such request.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> Owner {
+        let sessionless = context
+            .extensions
+            .get::<http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key(SESSION_HEADER));
+        if sessionless {
+            Owner::Sessionless
+        } else {
+            Owner::Session(self.session.id)
+        }
+    }
 }
+
+/// The header of a Streamable HTTP session (legacy protocol versions).
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Serves one agent over a byte stream (the `mcp-sidecar gateway` tunnel) until it goes away.
 pub async fn serve_stream<R, W>(shared: Arc<Shared>, scope: Scope, read: R, write: W)
@@ -167,6 +200,8 @@ impl ServerHandler for GatewayServer {
             .enable_resources()
             .enable_completions()
             .enable_logging()
+            .enable_tasks()
+            .enable_skills()
             .build();
         if let Some(tools) = capabilities.tools.as_mut() {
             tools.list_changed = Some(true);
@@ -235,8 +270,17 @@ impl ServerHandler for GatewayServer {
         let view = (self.shared.apps)
             .pending(&server, &tool, arguments, By::Agent)
             .await;
+        // An agent that declared the Tasks extension gets the handle of a task; others wait.
+        let tasks = if context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+        {
+            Tasks::Handle
+        } else {
+            Tasks::Await
+        };
         let outcome = self
-            .as_agent(&context, |caller| {
+            .as_agent_with(&context, tasks, |caller| {
                 manager.call_tool(
                     &server,
                     &tool,
@@ -246,6 +290,16 @@ impl ServerHandler for GatewayServer {
             })
             .await;
         let passing = &self.shared.passing;
+        if let Ok(Reply::Task(handle)) = &outcome {
+            let info = manager
+                .task(&handle.server, &handle.task_id)
+                .ok_or_else(|| {
+                    ErrorData::internal_error("mcp-sidecar gateway: the task was forgotten", None)
+                })?;
+            let owner = self.owner(&context);
+            let created = self.shared.tasks.start(owner, &info, &handle.created);
+            return Ok(CallToolResponse::Task(created));
+        }
         if let (Some(view), Ok(reply)) = (view, &outcome) {
             view.done(reply);
         }
@@ -448,6 +502,71 @@ impl ServerHandler for GatewayServer {
         context.cancelled().await;
         self.shared.listeners.lock().retain(|(i, _, _)| *i != id);
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let owner = self.owner(&context);
+        self.shared
+            .tasks
+            .get(&self.shared.manager, owner, &self.scope, &request.task_id)
+    }
+
+    /// The task's questions are answered in the editor: there is never anything for the agent
+    /// to answer.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.owner(&context);
+        self.shared
+            .tasks
+            .update(owner, &self.scope, &request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.owner(&context);
+        self.shared
+            .tasks
+            .cancel(&self.shared.manager, owner, &self.scope, &request.task_id)
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let skills = self.shared.skills(&self.scope).await.map_err(to_error)?;
+        Ok(ListSkillsResult::with_all_items(skills))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let server = self.shared.skill_route(&self.scope, &request.uri).await?;
+        let entry = self
+            .shared
+            .manager
+            .skill_entry(&server, &request.uri)
+            .await
+            .map_err(to_error)?;
+        let skill = shared::agent_skill(&server, entry).ok_or_else(|| {
+            ErrorData::internal_error(
+                format!("server \"{server}\" answered skills/get with a skill the gateway cannot pass on"),
+                None,
+            )
+        })?;
+        Ok(GetSkillResult::new(skill))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

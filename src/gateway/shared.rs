@@ -18,7 +18,7 @@ use rmcp::{
     ErrorData, RoleServer,
     model::{
         LoggingLevel, LoggingMessageNotificationParam, Prompt, Resource, ResourceTemplate,
-        ResourceUpdatedNotificationParam, Tool,
+        ResourceUpdatedNotificationParam, Skill, SkillValidationError, Tool, validate_skills,
     },
     service::{Peer, SubscriptionSink},
 };
@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 use super::names;
 use super::pass::{self};
 use super::routes::Routes;
+use super::tasks::AgentTasks;
 use crate::contract::CallError;
 use crate::mcp::{Manager, Observed};
 
@@ -53,6 +54,8 @@ pub struct Shared {
     pub passing: Arc<pass::Passing>,
     /// Servers' views, offered in the editor when an agent calls a tool that has one.
     pub apps: Arc<crate::views::Apps>,
+    /// The tasks agents started, by the ids they see.
+    pub(super) tasks: AgentTasks,
 }
 
 /// One agent session's own state.
@@ -111,6 +114,7 @@ impl Shared {
             listeners: Mutex::default(),
             next: AtomicU64::new(1),
             passing: Arc::default(),
+            tasks: AgentTasks::default(),
         });
         tokio::spawn(follow(Arc::downgrade(&shared), observed));
         shared
@@ -244,15 +248,94 @@ impl Shared {
         }
         let _ = self.resources(scope).await;
         let _ = self.templates(scope).await;
+        if let Some(server) = self.routes.resource(uri) {
+            return Ok(server);
+        }
+        let _ = self.skills(scope).await;
         self.routes.resource(uri).ok_or_else(|| {
             ErrorData::resource_not_found(
                 format!(
-                    "no server of this gateway lists the resource {uri}, and no one server's \
-                     template matches it (see resources/list and resources/templates/list)"
+                    "no server of this gateway lists the resource {uri} or a skill it is a file \
+                     of, and no one server's template matches it (see resources/list, \
+                     resources/templates/list and skills/list)"
                 ),
                 None,
             )
         })
+    }
+
+    /// The skills `scope` offers (Skills extension), each entry as its server sent it, with
+    /// `_meta["mcp-sidecar/server"]`; a URI a second server lists too is left out, as is an
+    /// entry that breaks the extension's rules. Remembers which server lists each.
+    pub(super) async fn skills(&self, scope: &Scope) -> Result<Vec<Skill>, CallError> {
+        let names = match scope {
+            Scope::All => self.manager.server_names(),
+            Scope::One(server) => vec![server.clone()],
+        };
+        let mut skills: Vec<Skill> = Vec::new();
+        let mut servers: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        for name in names {
+            if !self.manager.offers_skills(&name) {
+                continue;
+            }
+            let entries = match self.manager.skill_entries(&name).await {
+                Ok(entries) => entries,
+                Err(e) if matches!(scope, Scope::One(_)) => return Err(e),
+                Err(e) => {
+                    tracing::info!(server = %name, "gateway: its skills could not be listed: {e}");
+                    continue;
+                }
+            };
+            for entry in entries {
+                let Some(skill) = agent_skill(&name, entry) else {
+                    continue;
+                };
+                if !seen.insert(skill.uri.clone()) {
+                    tracing::warn!(server = %name, uri = %skill.uri, "gateway: a skill another server lists too is left out");
+                    continue;
+                }
+                skills.push(skill);
+                servers.push(name.clone());
+            }
+        }
+        drop_encoded_twins(&mut skills, &mut servers);
+        if matches!(scope, Scope::All) {
+            *self.routes.skills.lock() = skills
+                .iter()
+                .zip(&servers)
+                .map(|(s, server)| (s.uri.clone(), server.clone()))
+                .collect();
+        }
+        Ok(skills)
+    }
+
+    /// The server of a skill's `SKILL.md` URI: the one that listed it; lists again once when it
+    /// is not known; a skill no server lists goes to the one server that offers skills, if
+    /// there is one (a listing that leaves a skill out proves nothing).
+    pub(super) async fn skill_route(&self, scope: &Scope, uri: &str) -> Result<String, ErrorData> {
+        if let Scope::One(server) = scope {
+            return Ok(server.clone());
+        }
+        if let Some(server) = self.routes.skill(uri) {
+            return Ok(server);
+        }
+        let _ = self.skills(scope).await;
+        if let Some(server) = self.routes.skill(uri) {
+            return Ok(server);
+        }
+        let mut offering = self
+            .manager
+            .server_names()
+            .into_iter()
+            .filter(|name| self.manager.offers_skills(name));
+        match (offering.next(), offering.next()) {
+            (Some(one), None) => Ok(one),
+            _ => Err(ErrorData::invalid_params(
+                format!("no server of this gateway lists the skill {uri} (see skills/list)"),
+                None,
+            )),
+        }
     }
 
     /// A fingerprint of every server's tools, and one of the running servers (whose prompts
@@ -427,5 +510,102 @@ pub(super) fn agent_row<T: serde::de::DeserializeOwned>(
         .ok()
 }
 
-/// The `_meta` key of a listed prompt, resource or template that names its server.
+/// Leaves out the later of two skills whose URIs differ only in their percent-encoding (one
+/// skill; rmcp refuses a listing with both). `servers[i]` lists `skills[i]`.
+fn drop_encoded_twins(skills: &mut Vec<Skill>, servers: &mut Vec<String>) {
+    // Only a URI with an escape can be another's twin (a character a URI cannot hold is
+    // compared as its escape).
+    while skills.iter().any(|s| s.uri.contains('%')) {
+        let Err(SkillValidationError::DuplicateSkill(uri)) = validate_skills(skills) else {
+            break;
+        };
+        let Some(at) = skills.iter().rposition(|s| s.uri == uri) else {
+            break;
+        };
+        skills.remove(at);
+        let server = servers.remove(at);
+        tracing::warn!(%server, %uri, "gateway: a skill another server lists too is left out");
+    }
+}
+
+/// A skill entry as its server sent it, as the agent gets it: with
+/// `_meta["mcp-sidecar/server"]` saying which server it is from; `None` (and a log line) for
+/// one that breaks the extension's rules, which rmcp's server side would refuse whole listings
+/// for.
+pub(super) fn agent_skill(server: &str, mut entry: Value) -> Option<Skill> {
+    let object = entry.as_object_mut()?;
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !meta.is_object() {
+        *meta = Value::Object(Default::default());
+    }
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(SERVER_META.into(), Value::String(server.into()));
+    }
+    let skill: Skill = serde_json::from_value(entry)
+        .map_err(|e| tracing::warn!(server, "gateway: a skill the agent cannot be sent: {e}"))
+        .ok()?;
+    skill
+        .validate()
+        .map_err(|e| tracing::warn!(server, "gateway: a skill the agent cannot be sent: {e}"))
+        .ok()?;
+    Some(skill)
+}
+
+/// The `_meta` key of a listed prompt, resource, template or skill that names its server.
 pub const SERVER_META: &str = "mcp-sidecar/server";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(uri: &str, name: &str) -> Value {
+        json!({"uri": uri, "frontmatter": {"name": name, "description": "d", "x-extra": [1]},
+               "resources": [{"uri": uri, "size": 1,
+                              "digest": format!("sha256:{}", "a".repeat(64))}],
+               "_meta": {"theirs": true}})
+    }
+
+    #[test]
+    fn a_skill_keeps_its_entry_and_says_its_server() {
+        let skill = agent_skill("demo", entry("skill://a-b/SKILL.md", "a-b")).unwrap();
+        let value = serde_json::to_value(&skill).unwrap();
+        assert_eq!(value["_meta"], json!({"theirs": true, SERVER_META: "demo"}));
+        assert_eq!(value["frontmatter"]["x-extra"], json!([1]));
+        let mut odd = entry("skill://a-b/SKILL.md", "a-b");
+        odd["_meta"] = json!("not an object");
+        let value = serde_json::to_value(agent_skill("demo", odd).unwrap()).unwrap();
+        assert_eq!(value["_meta"], json!({SERVER_META: "demo"}));
+        // Rules rmcp would refuse the whole listing for.
+        for bad in [
+            entry("skill://a-b/SKILL.md", "other"),
+            entry("skill://a-b/README.md", "a-b"),
+            json!({"uri": "skill://a-b/SKILL.md"}),
+            json!([1]),
+        ] {
+            assert!(agent_skill("demo", bad.clone()).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn of_two_spellings_of_one_skill_the_first_is_kept() {
+        let mut skills: Vec<Skill> = [
+            "skill://a-b/SKILL.md",
+            "skill://c/SKILL.md",
+            "skill://a%2Db/SKILL.md",
+        ]
+        .iter()
+        .map(|uri| {
+            let name = if uri.contains("c/") { "c" } else { "a-b" };
+            agent_skill("s", entry(uri, name)).unwrap()
+        })
+        .collect();
+        let mut servers = vec!["one".to_string(), "one".into(), "two".into()];
+        drop_encoded_twins(&mut skills, &mut servers);
+        let uris: Vec<&str> = skills.iter().map(|s| s.uri.as_str()).collect();
+        assert_eq!(uris, ["skill://a-b/SKILL.md", "skill://c/SKILL.md"]);
+        assert_eq!(servers, ["one", "one"]);
+    }
+}

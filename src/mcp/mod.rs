@@ -16,7 +16,7 @@ mod wire;
 pub use host::{CLIENT_NAME, Event, EventReceiver, LogLevel, Observed, ProgressFn, ProgressUpdate};
 #[cfg(test)]
 pub use reply::write_in_chunks;
-pub use reply::{Caller, Pieces, Reply, has_surrogate_escape, plain};
+pub use reply::{Caller, Pieces, Reply, Tasks, has_surrogate_escape, plain};
 pub use servers::manager::{Manager, TrustRequest};
 pub use session::exchange::ToolArguments;
 pub use wire::lines::{Line, answer_of, parse_line, split_batch};

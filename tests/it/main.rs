@@ -15,6 +15,7 @@ mod floods;
 mod gateway;
 mod gateway_apps;
 mod gateway_clients;
+mod gateway_tasks;
 mod hostile;
 mod http;
 mod interop;
