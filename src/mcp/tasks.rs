@@ -78,6 +78,11 @@ impl TaskBook {
     pub fn load(host: Arc<Host>, workspace: &str) -> Arc<TaskBook> {
         let path =
             crate::store::state_file("tasks").map(|dir| dir.join(format!("{workspace}.json")));
+        TaskBook::open(host, path)
+    }
+
+    /// The book kept in `path` (`None`: in memory only).
+    pub fn open(host: Arc<Host>, path: Option<PathBuf>) -> Arc<TaskBook> {
         let stored: Vec<Stored> = match &path {
             Some(path) if path.exists() => match crate::store::read_private(path, MAX_FILE)
                 .map_err(|e| e.to_string())
@@ -105,11 +110,17 @@ impl TaskBook {
     /// Records a task a `tools/call` became, from its `CreateTaskResult` state.
     pub fn start(&self, server: &str, tool: &str, task_id: &str, poll: &Poll, legacy: bool) {
         let now = now();
+        // A handle carries no result: a task born ended is polled once for it.
+        let status = if poll.status.is_terminal() {
+            TaskState::Working
+        } else {
+            poll.status
+        };
         let info = TaskInfo {
             server: server.to_string(),
             task_id: task_id.to_string(),
             tool: tool.to_string(),
-            status: poll.status,
+            status,
             status_message: poll.status_message.clone(),
             started_at: rfc3339(now),
             updated_at: rfc3339(now),
@@ -148,14 +159,7 @@ impl TaskBook {
             if poll.ttl_ms.is_some() {
                 s.ttl_ms = poll.ttl_ms;
             }
-            let result = poll.result.as_ref().map(|r| {
-                let size = serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0);
-                if size <= MAX_KEPT_RESULT {
-                    r.clone()
-                } else {
-                    serde_json::json!({"content": [{"type": "text", "text": format!("the result ({size} bytes) was delivered to the call; it is too big to keep")}]})
-                }
-            });
+            let result = poll.result.clone();
             let same = s.info.status == poll.status
                 && s.info.status_message == poll.status_message
                 && s.info.result == result
@@ -302,13 +306,27 @@ impl TaskBook {
         let Some(path) = &self.path else { return };
         let bytes = {
             let entries = self.entries.lock();
-            let stored: Vec<&Stored> = entries.iter().map(|e| &e.stored).collect();
+            let stored: Vec<Stored> = entries.iter().map(|e| kept(&e.stored)).collect();
             serde_json::to_vec(&stored).unwrap_or_default()
         };
         if let Err(e) = crate::store::write_atomic(path, &bytes) {
             tracing::warn!("could not write {}: {e}", path.display());
         }
     }
+}
+
+/// A task as the file keeps it: a result over [`MAX_KEPT_RESULT`] is replaced by a note (the
+/// call, the editor and an agent got it whole).
+fn kept(stored: &Stored) -> Stored {
+    let mut kept = stored.clone();
+    if let Some(result) = &stored.info.result {
+        let size = serde_json::to_vec(result).map_or(0, |v| v.len());
+        if size > MAX_KEPT_RESULT {
+            kept.info.result = Some(serde_json::json!({"content": [{"type": "text",
+                "text": format!("the result ({size} bytes) was delivered; it is too big to keep")}]}));
+        }
+    }
+    kept
 }
 
 impl Entry {
@@ -503,6 +521,46 @@ pub fn read_poll(value: &Value) -> Result<Poll, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn poll(status: &str, result: Option<Value>) -> Poll {
+        let mut value = json!({"status": status});
+        if let Some(result) = result {
+            value["result"] = result;
+        }
+        read_poll(&value).unwrap()
+    }
+
+    #[test]
+    fn a_task_born_ended_is_polled_for_its_result_and_a_big_one_is_kept_whole_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.json");
+        let (host, _events) = Host::new();
+        let book = TaskBook::open(host.clone(), Some(path.clone()));
+        book.start("s", "slow", "t1", &poll("working", None), false);
+        // A handle that says "completed" has no result: the task stays to be polled.
+        let mut born_ended = poll("working", None);
+        born_ended.status = TaskState::Completed;
+        book.start("s", "quick", "t2", &born_ended, false);
+        assert_eq!(book.get("s", "t2").unwrap().status, TaskState::Working);
+        let big = json!({"content": [{"type": "text", "text": "x".repeat(MAX_KEPT_RESULT + 1)}]});
+        book.record("s", "t2", &poll("completed", Some(big.clone())));
+        assert_eq!(book.get("s", "t2").unwrap().result, Some(big));
+        // The file has a note instead, and the running task; it is private.
+        let file: Vec<Stored> = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let done = file.iter().find(|s| s.info.task_id == "t2").unwrap();
+        let text = done.info.result.as_ref().unwrap()["content"][0]["text"].to_string();
+        assert!(text.contains("too big to keep"), "{text}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A new book of the same file follows the running task again, and lists the finished.
+        let again = TaskBook::open(host, Some(path));
+        assert_eq!(again.running(), vec![("s".to_string(), "t1".to_string())]);
+        assert_eq!(again.list().len(), 2);
+        // An ended task does not come back to life.
+        again.record("s", "t2", &poll("working", None));
+        assert_eq!(again.get("s", "t2").unwrap().status, TaskState::Completed);
+    }
 
     #[test]
     fn times_are_rfc3339() {
