@@ -10,6 +10,15 @@
 
 use sha2::{Digest, Sha256};
 
+/// Which tools an endpoint offers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Every running server's tools, named `<server>__<tool>` ([`exposed`]).
+    All,
+    /// One server's tools under their own names (`mcp-sidecar gateway --server NAME`).
+    One(String),
+}
+
 /// Longest name many agents accept (the OpenAI and Anthropic tool-name limit).
 pub const MAX_LEN: usize = 64;
 /// The separator between the server and the tool.

@@ -32,14 +32,7 @@ use super::tasks::AgentTasks;
 use crate::contract::CallError;
 use crate::mcp::{Manager, Observed};
 
-/// Which tools an endpoint offers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// Every running server's tools, named `<server>__<tool>` ([`names`]).
-    All,
-    /// One server's tools under their own names (`mcp-sidecar gateway --server NAME`).
-    One(String),
-}
+pub use super::names::Scope;
 
 /// What every agent session shares.
 pub struct Shared {

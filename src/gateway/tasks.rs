@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::contract::{TaskInfo, TaskState};
 use crate::mcp::Manager;
 
-use super::shared::Scope;
+use super::names::Scope;
 
 /// At most this many task ids are remembered; the oldest go first.
 const MAX_TASKS: usize = 1024;

@@ -217,11 +217,13 @@ fn asked_once(shown: &[Value], agent: &str, era: &str) {
         .iter()
         .map(|p| p["params"]["title"].as_str().unwrap())
         .collect();
+    // "<agent> via the gateway → demo, for the task started 10:30 UTC, asks: …"
+    let task = format!("{agent} via the gateway → demo, for the task started ");
     assert!(
         titles.len() == 2
             && titles
                 .iter()
-                .all(|t| *t == format!("{agent} via the gateway → demo asks: Keep the details?")),
+                .all(|t| t.starts_with(&task) && t.ends_with(" UTC, asks: Keep the details?")),
         "{era}: {titles:#?}"
     );
 }
