@@ -1,5 +1,5 @@
-//! Tasks in flight (issue 39's budget): `BENCH_TASKS` (default 100) `callTool`s that become tasks,
-//! spread over five stdio servers (`fixtures/bad/task_farm.py`, `pollIntervalMs` 200, 300, 500,
+//! Tasks in flight (issue 39's budget): `BENCH_TASKS` (default 100, a multiple of five) `callTool`s
+//! that become tasks, spread over five stdio servers (`fixtures/bad/task_farm.py`, `pollIntervalMs` 200, 300, 500,
 //! 700 and 1000 ms), followed by the built sidecar for a window of `BENCH_TASK_WINDOW_S` seconds
 //! (default 20), against a sidecar with the same servers and no task over the same window.
 //!
@@ -11,8 +11,8 @@
 //! with no task; the task book (`$XDG_STATE_HOME/mcp-sidecar/tasks/*.json`, a private state
 //! directory per run) read every few milliseconds from the first call to the sidecar's exit:
 //! each read must parse as a whole JSON array (a failed parse fails the run), its largest size,
-//! and how many versions of it (inodes: each atomic rewrite is a new file) were seen while the
-//! tasks started, in the window, and while they were cancelled. Then every task is cancelled with
+//! and how many versions of it (inode and mtime: each atomic rewrite is a new file) were seen
+//! while the tasks started, in the window, and while they were cancelled. Then every task is cancelled with
 //! `mcp-sidecar.cancelTask`, each call must end `cancelled`, each server must have had its
 //! `tasks/cancel`, and the sidecar must exit cleanly after `shutdown`/`exit`.
 //!
@@ -676,8 +676,13 @@ pub async fn tasks_in_flight() -> Value {
     report
 }
 
+/// A budget's verdict; none in a smoke run, whose figures mean nothing.
 fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "NOT MET" }
+    match (crate::smoke(), met) {
+        (true, _) => "(smoke)",
+        (false, true) => "met",
+        (false, false) => "NOT MET",
+    }
 }
 
 fn print_table(r: &Value) {
@@ -756,11 +761,13 @@ fn print_table(r: &Value) {
         .map(|p| ph(p, "reads").as_u64().unwrap_or(0))
         .sum();
     println!(
-        "| task book read while written: whole JSON every time | always | {reads} of {reads} reads parsed; versions seen: {} while starting, {} in the window, {} while cancelling; mode {} | met |",
+        "| task book read while written: whole JSON every time | always | {reads} of {reads} reads parsed; versions seen: {} while starting, {} in the window, {} while cancelling; mode {} | {} |",
         ph("start", "versions_seen"),
         ph("window", "versions_seen"),
         ph("cancel", "versions_seen"),
-        ph("start", "modes")
+        ph("start", "modes"),
+        // A read that did not parse failed the run before this table.
+        verdict(true)
     );
     println!(
         "| cancel all, shutdown | | {} calls ended cancelled, {} tasks/cancel, in {:.0} ms; exit {} | |",
