@@ -17,12 +17,12 @@
 //!   task, the task book's size and atomic rewrites ([`compare::tasks`]).
 //!
 //! `BENCH_CALLS` (default 2000) sets the calls per series; results go to stdout and, as JSON, to
-//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`). `BENCH_SMOKE=1` (implied
-//! by a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything
-//! (20 calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The
-//! peer clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without
-//! them those series are skipped with a line saying so. `BENCH_ONLY=big,eventloop` (any of
-//! `calltool`, `eventloop`, `prompts`, `throughput`, `big`, `startup`, `idle`, `tasks`) runs only those
+//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`). `BENCH_SMOKE=1` (implied by
+//! a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything (20
+//! calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The peer
+//! clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without them
+//! those series are skipped with a line saying so. `BENCH_ONLY=big,eventloop` (any of `calltool`,
+//! `eventloop`, `prompts`, `throughput`, `big`, `startup`, `idle`, `tasks`) runs only those
 //! sections and writes `target/bench-sidecar-only.json` (for A/B runs of one figure).
 
 #[path = "../tests/it/support/mod.rs"]

@@ -1,18 +1,19 @@
 //! Tasks in flight (issue 39's budget): `BENCH_TASKS` (default 100, a multiple of five) `callTool`s
-//! that become tasks, spread over five stdio servers (`fixtures/bad/task_farm.py`, `pollIntervalMs` 200, 300, 500,
-//! 700 and 1000 ms), followed by the built sidecar for a window of `BENCH_TASK_WINDOW_S` seconds
-//! (default 20), against a sidecar with the same servers and no task over the same window.
+//! that become tasks, spread over five stdio servers (`fixtures/bad/task_farm.py`, `pollIntervalMs`
+//! 200, 300, 500, 700 and 1000 ms), followed by the built sidecar for a window of
+//! `BENCH_TASK_WINDOW_S` seconds (default 20), against a sidecar with the same servers and no task
+//! over the same window.
 //!
 //! Measured: every `tasks/get` as the server saw it arrive (the servers log the monotonic clock,
 //! the one this process reads): per task, each gap between two polls in the window against its
 //! server's interval (early: a gap below the interval less [`TOLERANCE_MS`]; drift: gap −
-//! interval); the sidecar's CPU over the window (`/proc/PID/stat`, % of one core) and the
-//! servers' beside it; its VmRSS (median of one sample a second over the window) against the run
-//! with no task; the task book (`$XDG_STATE_HOME/mcp-sidecar/tasks/*.json`, a private state
-//! directory per run) read every few milliseconds from the first call to the sidecar's exit:
-//! each read must parse as a whole JSON array (a failed parse fails the run), its largest size,
-//! and how many versions of it (inode and mtime: each atomic rewrite is a new file) were seen
-//! while the tasks started, in the window, and while they were cancelled. Then every task is cancelled with
+//! interval); the sidecar's CPU over the window (`/proc/PID/stat`, % of one core) and the servers'
+//! beside it; its VmRSS (median of one sample a second over the window) against the run with no
+//! task; the task book (`$XDG_STATE_HOME/mcp-sidecar/tasks/*.json`, a private state directory per
+//! run) read every few milliseconds from the first call to the sidecar's exit: each read must parse
+//! as a whole JSON array (a failed parse fails the run), its largest size, and how many versions of
+//! it (inode and mtime: each atomic rewrite is a new file) were seen while the tasks started, in
+//! the window, and while they were cancelled. Then every task is cancelled with
 //! `mcp-sidecar.cancelTask`, each call must end `cancelled`, each server must have had its
 //! `tasks/cancel`, and the sidecar must exit cleanly after `shutdown`/`exit`.
 //!
