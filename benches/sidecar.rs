@@ -12,15 +12,17 @@
 //! - time from `initialize` to its response;
 //! - idle RSS of the sidecar process alone with three and with five stdio servers (five: next
 //!   to a Node process hosting them through the TypeScript SDK, and a Python SDK one);
-//! - the stripped release binary's size.
+//! - the stripped release binary's size;
+//! - 100 tasks (Tasks extension) in flight over five servers: poll timing, CPU, RSS against no
+//!   task, the task book's size and atomic rewrites ([`compare::tasks`]).
 //!
 //! `BENCH_CALLS` (default 2000) sets the calls per series; results go to stdout and, as JSON, to
-//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`). `BENCH_SMOKE=1` (implied
-//! by a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything
-//! (20 calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The
-//! peer clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without
-//! them those series are skipped with a line saying so. `BENCH_ONLY=big,eventloop` (any of
-//! `calltool`, `eventloop`, `prompts`, `throughput`, `big`, `startup`, `idle`) runs only those
+//! the file named by `BENCH_OUT` (default `target/bench-sidecar.json`). `BENCH_SMOKE=1` (implied by
+//! a debug build, so `cargo test --bench sidecar` is the smoke) runs a handful of everything (20
+//! calls, 100 concurrent, 1 MiB) and writes `target/bench-sidecar-smoke.json` instead. The peer
+//! clients need `MCP_PYTHON` / `MCP_PEERS_NODE_MODULES` (`. .cache/peers/env.sh`); without them
+//! those series are skipped with a line saying so. `BENCH_ONLY=big,eventloop` (any of `calltool`,
+//! `eventloop`, `prompts`, `throughput`, `big`, `startup`, `idle`, `tasks`) runs only those
 //! sections and writes `target/bench-sidecar-only.json` (for A/B runs of one figure).
 
 #[path = "../tests/it/support/mod.rs"]
@@ -50,7 +52,7 @@ fn reps(full: usize, quick: usize) -> usize {
 }
 
 /// Whether a section runs: `BENCH_ONLY` (a comma-separated list of `calltool`, `eventloop`,
-/// `prompts`, `throughput`, `big`, `startup`, `idle`) runs only those; unset, every one.
+/// `prompts`, `throughput`, `big`, `startup`, `idle`, `tasks`) runs only those; unset, every one.
 fn only(section: &str) -> bool {
     std::env::var("BENCH_ONLY").map_or(true, |list| list.split(',').any(|s| s.trim() == section))
 }
@@ -661,6 +663,12 @@ async fn run() {
             size as f64 / (1024.0 * 1024.0)
         );
         report.insert("binary_bytes".into(), json!(size));
+    }
+    if only("tasks") {
+        report.insert(
+            "tasksInFlight".into(),
+            compare::tasks::tasks_in_flight().await,
+        );
     }
     report["machine"]["loadavg_at_end"] = json!(read_trim("/proc/loadavg", None));
     report.insert(

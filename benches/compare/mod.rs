@@ -1,12 +1,14 @@
 //! Series measured against peers in the same run (issue 8): other MCP clients calling the same
-//! server, 1000 concurrent calls over ten servers, a 10 MiB tool result, parallel start-up, and
-//! idle memory next to a Node (TypeScript SDK) host. The peer clients are scripts under
-//! `benches/peers/`; a peer whose environment variable is unset is skipped with a line saying so.
+//! server, 1000 concurrent calls over ten servers, a 10 MiB tool result, parallel start-up, idle
+//! memory next to a Node (TypeScript SDK) host, and tasks in flight against none ([`tasks`]). The
+//! peer clients are scripts under `benches/peers/`; a peer whose environment variable is unset is
+//! skipped with a line saying so.
 
 pub mod byte_relay;
 pub mod fixture;
 pub mod lsp_relay;
 pub mod procfs;
+pub mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
