@@ -85,7 +85,7 @@ pub async fn follow(
         };
         if plan.cancel_asked && !cancel_sent {
             cancel_sent = true;
-            if let Err(e) = connection.cancel_task(&task_id, plan.legacy).await {
+            if let Err(e) = Box::pin(connection.cancel_task(&task_id, plan.legacy)).await {
                 tracing::info!(server, "tasks/cancel failed: {e}");
             }
         }
@@ -98,7 +98,9 @@ pub async fn follow(
                 return;
             }
         }
-        let poll = match connection.get_task(&task_id, plan.legacy, &asker).await {
+        // Boxed: a task waits far longer between polls than in one, and the request's future
+        // (rmcp's, with its timeout) would otherwise stay in every follower's state.
+        let poll = match Box::pin(connection.get_task(&task_id, plan.legacy, &asker)).await {
             Ok(poll) => {
                 failures = 0;
                 poll
@@ -119,12 +121,21 @@ pub async fn follow(
         }
         if poll.status == TaskState::InputRequired
             && !cancel_sent
-            && let Err(e) = answer(&book, &connection, &server, &task_id, poll, &plan, &asker).await
+            && let Err(e) = Box::pin(answer(
+                &book,
+                &connection,
+                &server,
+                &task_id,
+                poll,
+                &plan,
+                &asker,
+            ))
+            .await
         {
             book.cancel(&server, &task_id);
             let mut failed = Poll::lost(e.to_string());
             failed.status = TaskState::Failed;
-            if let Err(e) = connection.cancel_task(&task_id, plan.legacy).await {
+            if let Err(e) = Box::pin(connection.cancel_task(&task_id, plan.legacy)).await {
                 tracing::info!(server, "tasks/cancel failed: {e}");
             }
             book.record(&server, &task_id, &failed);
