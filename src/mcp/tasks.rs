@@ -103,7 +103,10 @@ impl TaskBook {
             entries: Mutex::new(entries),
             stopping: AtomicBool::new(false),
         };
-        book.prune();
+        // A book read as it was is not written (a workspace without tasks gets no file).
+        if book.prune() {
+            book.save();
+        }
         Arc::new(book)
     }
 
@@ -279,27 +282,27 @@ impl TaskBook {
             }
         }
         self.prune();
+        self.save();
         self.host.emit(Event::Task(info));
     }
 
-    /// Drops finished tasks past [`KEEP_FOR`] or beyond [`KEEP_FINISHED`], then saves.
-    fn prune(&self) {
-        {
-            let mut entries = self.entries.lock();
-            let cutoff = now().saturating_sub(KEEP_FOR).as_secs();
-            entries.retain(|e| !e.stored.info.status.is_terminal() || e.stored.seen >= cutoff);
-            let finished = entries
-                .iter()
-                .filter(|e| e.stored.info.status.is_terminal())
-                .count();
-            let mut extra = finished.saturating_sub(KEEP_FINISHED);
-            entries.retain(|e| {
-                let drop = extra > 0 && e.stored.info.status.is_terminal();
-                extra -= usize::from(drop);
-                !drop
-            });
-        }
-        self.save();
+    /// Drops finished tasks past [`KEEP_FOR`] or beyond [`KEEP_FINISHED`]; whether it dropped any.
+    fn prune(&self) -> bool {
+        let mut entries = self.entries.lock();
+        let before = entries.len();
+        let cutoff = now().saturating_sub(KEEP_FOR).as_secs();
+        entries.retain(|e| !e.stored.info.status.is_terminal() || e.stored.seen >= cutoff);
+        let finished = entries
+            .iter()
+            .filter(|e| e.stored.info.status.is_terminal())
+            .count();
+        let mut extra = finished.saturating_sub(KEEP_FINISHED);
+        entries.retain(|e| {
+            let drop = extra > 0 && e.stored.info.status.is_terminal();
+            extra -= usize::from(drop);
+            !drop
+        });
+        entries.len() != before
     }
 
     fn save(&self) {
@@ -553,6 +556,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+        // A book with nothing to change writes nothing (a workspace without tasks has no file).
+        let empty = dir.path().join("none.json");
+        drop(TaskBook::open(host.clone(), Some(empty.clone())));
+        assert!(!empty.exists());
         // A new book of the same file follows the running task again, and lists the finished.
         let again = TaskBook::open(host, Some(path));
         assert_eq!(again.running(), vec![("s".to_string(), "t1".to_string())]);
