@@ -15,7 +15,7 @@ needed, and .cache/peers/env.sh is read when MCP_PYTHON is not set):
   1. cargo test --locked --test it -- --list --include-ignored
      Every test name the table cites must exist: a renamed or deleted test fails the run before
      anything else (exit 2), so the table cannot cite tests that no longer run.
-  2. cargo test --locked --no-fail-fast --test it -- --include-ignored interop:: http:: oauth:: gateway:: gateway_clients:: gateway_apps:: resources::
+  2. cargo test --locked --no-fail-fast --test it -- --include-ignored interop:: http:: oauth:: gateway:: gateway_clients:: gateway_apps:: resources:: skills:: tasks:: gateway_tasks::
      Every test of those suites (cited or not): this is the interop tier's test run.
   3. cargo test --locked --no-fail-fast --test it -- --exact <cited elicitation::, sampling::, lsp_core:: tests>
      Only the demo-server tests the table cites from suites the unit tier runs anyway.
@@ -56,7 +56,7 @@ TEST_BINARY = "it"
 VOLATILE = ("- Generated: ", "- Runtimes: ")
 
 # Suites run whole (with --include-ignored): the interop tier.
-FULL_SUITES = ["interop", "http", "oauth", "gateway", "gateway_clients", "gateway_apps", "resources", "skills", "tasks"]
+FULL_SUITES = ["interop", "http", "oauth", "gateway", "gateway_clients", "gateway_apps", "resources", "skills", "tasks", "gateway_tasks"]
 # Suites the unit tier runs; only the tests the table cites are run again here.
 CITED_SUITES = ["elicitation", "sampling", "lsp_core"]
 
@@ -493,7 +493,7 @@ def render(results: dict[str, str], elapsed: float | None, source: str) -> str:
         out.append("")
     others = sorted(t for t, s in results.items() if t not in by_test and t.split("::")[0] in FULL_SUITES)
     if others:
-        out.append("## Other tests of the interop, HTTP, OAuth, gateway, gateway_clients, gateway_apps and resources suites in this run")
+        out.append("## Other tests of the interop, HTTP, OAuth, gateway, gateway_clients, gateway_apps, resources, skills, tasks and gateway_tasks suites in this run")
         out.append("")
         out.append("Not matrix cells (error paths, fake servers, era details); they must pass too.")
         out.append("")
