@@ -364,7 +364,7 @@ async fn cancelling_the_call_sends_tasks_cancel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs peers: scripts/install-peers.sh"]
-async fn a_task_outlives_its_sidecar_and_the_next_one_delivers_its_result() {
+async fn a_task_outlives_its_killed_sidecar_and_the_next_one_delivers_its_result() {
     use tokio::io::AsyncBufReadExt;
     // FastMCP over HTTP, so the server outlives the sidecar.
     let mut server = tokio::process::Command::new(peer("MCP_PYTHON"))
@@ -381,22 +381,31 @@ async fn a_task_outlives_its_sidecar_and_the_next_one_delivers_its_result() {
     let url = ready.strip_prefix("ready ").unwrap().to_string();
     let folder = tempfile::tempdir().unwrap();
     let def = json!({"url": url});
-    let first = in_folder(folder.path(), "fmhttp", def.clone()).await;
+    // The first sidecar is the built binary, killed (SIGKILL) mid-task.
+    let (mut child, first) = spawn_editor(&mut sidecar_command());
     let mark = first.mark();
-    let _call = spawn_call_with_token(
-        &first,
-        "fmhttp",
-        "slow_report",
-        json!({"topic": "restarts"}),
-        "r1",
-    );
+    first
+        .initialize(
+            &[(folder.path(), "ws")],
+            json!({"servers": {"fmhttp": def.clone()}}),
+            full_ui(),
+        )
+        .await;
+    first.wait_status(mark, "fmhttp", "running").await;
+    let (_id, _reply) = first
+        .start_request(
+            "workspace/executeCommand",
+            call_with_token("fmhttp", "slow_report", json!({"topic": "restarts"}), "r1"),
+        )
+        .await;
     let started = first
         .wait_notification(mark, |n| n["method"] == "mcp-sidecar/taskStatus")
         .await;
     let task_id = started["params"]["taskId"].clone();
     first.ignore("mcp-sidecar/taskStatus");
     first.ignore("$/progress");
-    first.shutdown_and_exit().await;
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
 
     // The next sidecar of the workspace follows the task: the question (never answered) is
     // asked by it, and the result reaches its editor.
