@@ -11,7 +11,7 @@
 //! reachable by any such request that knows them, and by no session.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -28,11 +28,6 @@ use super::names::Scope;
 
 /// At most this many task ids are remembered; the oldest go first.
 const MAX_TASKS: usize = 1024;
-/// What the agent is told to wait between two `tasks/get`: the server's interval within these
-/// bounds (the sidecar's own state changes no faster than it polls the server).
-const MIN_POLL: Duration = Duration::from_millis(100);
-const DEFAULT_POLL: Duration = Duration::from_secs(1);
-const MAX_POLL: Duration = Duration::from_secs(60);
 
 /// Who may reach a task by its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,13 +73,10 @@ impl Default for AgentTasks {
     }
 }
 
-/// The interval an agent is asked to poll at, from the server's.
+/// The interval an agent is asked to poll at: the one the sidecar polls the server at (its own
+/// state changes no faster).
 fn poll_ms(asked: Option<u64>) -> u64 {
-    asked
-        .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_POLL)
-        .clamp(MIN_POLL, MAX_POLL)
-        .as_millis() as u64
+    crate::mcp::task_poll_interval(asked).as_millis() as u64
 }
 
 fn unknown(id: &str) -> ErrorData {

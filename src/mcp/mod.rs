@@ -17,6 +17,7 @@ pub use host::{CLIENT_NAME, Event, EventReceiver, LogLevel, Observed, ProgressFn
 #[cfg(test)]
 pub use reply::write_in_chunks;
 pub use reply::{Caller, Pieces, Reply, Tasks, has_surrogate_escape, plain};
+pub use servers::follow::interval as task_poll_interval;
 pub use servers::manager::{Manager, TrustRequest};
 pub use session::exchange::ToolArguments;
 pub use wire::lines::{Line, answer_of, parse_line, split_batch};
