@@ -467,6 +467,12 @@ async fn server_everythings_task_of_the_2025_11_25_form() {
         text.starts_with("# Research Report: rust (") && asked > 0,
         "{response:#}"
     );
+    // The task's end is told as it is delivered (the notification may follow the response).
+    editor
+        .wait_notification(mark, |n| {
+            n["method"] == "mcp-sidecar/taskStatus" && n["params"]["status"] == "completed"
+        })
+        .await;
     let statuses: Vec<String> = editor
         .read_notifications(mark, |n| n["method"] == "mcp-sidecar/taskStatus")
         .iter()
