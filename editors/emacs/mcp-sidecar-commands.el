@@ -129,6 +129,18 @@ While none is running and some are starting, wait for one."
                  (user-error "%s has no tools" server))))
     (list server tool (and typed (mcp-sidecar--read-arguments server tool)))))
 
+(defun mcp-sidecar--insert-tool-result (result)
+  "Insert the `CallToolResult' RESULT: its content, then its structured content."
+  (when (eq (plist-get result :isError) t)
+    (insert "The tool reported an error:\n\n"))
+  (cl-loop for block across (or (plist-get result :content) [])
+           for first = t then nil
+           do (unless first (insert "\n"))
+           do (mcp-sidecar--insert-content block))
+  (when (plist-member result :structuredContent)
+    (insert "\n## Structured content\n\n"
+            (mcp-sidecar--pretty-json (plist-get result :structuredContent)) "\n")))
+
 (defun mcp-sidecar--insert-content (block)
   "Insert one content BLOCK of a tool result or prompt message."
   (let ((type (plist-get block :type)))
@@ -160,15 +172,7 @@ While none is running and some are starting, wait for one."
                "\n\n"))
      (if (not result)
          (insert "No result (the call was dismissed).\n")
-       (when (eq (plist-get result :isError) t)
-         (insert "The tool reported an error:\n\n"))
-       (cl-loop for block across (or (plist-get result :content) [])
-                for first = t then nil
-                do (unless first (insert "\n"))
-                do (mcp-sidecar--insert-content block))
-       (when (plist-member result :structuredContent)
-         (insert "\n## Structured content\n\n"
-                 (mcp-sidecar--pretty-json (plist-get result :structuredContent)) "\n"))))))
+       (mcp-sidecar--insert-tool-result result)))))
 
 ;;;###autoload
 (defun mcp-sidecar-call-tool (server tool &optional arguments)

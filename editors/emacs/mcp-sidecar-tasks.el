@@ -97,15 +97,7 @@
        (insert "\n")
        (if (not result)
            (insert "No result.\n")
-         (when (eq (plist-get result :isError) t)
-           (insert "The tool reported an error:\n\n"))
-         (cl-loop for block across (or (plist-get result :content) [])
-                  for first = t then nil
-                  do (unless first (insert "\n"))
-                  do (mcp-sidecar--insert-content block))
-         (when (plist-member result :structuredContent)
-           (insert "\n## Structured content\n\n"
-                   (mcp-sidecar--pretty-json (plist-get result :structuredContent)) "\n")))))))
+         (mcp-sidecar--insert-tool-result result))))))
 
 (defun mcp-sidecar-tasks-show ()
   "Show the result of the task on this line."
