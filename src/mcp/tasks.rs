@@ -380,25 +380,26 @@ pub fn rfc3339(since: Duration) -> String {
 /// A task that ended badly, for a caller that waited for its result.
 pub fn outcome(info: &TaskInfo) -> Result<serde_json::Value, crate::contract::CallError> {
     use crate::contract::CallError;
+    use crate::contract::shown;
     let why = || info.error.clone().unwrap_or_default();
+    // The id is the server's: shown as one short line.
+    let task = shown::line(&info.task_id, shown::MAX_NAME);
     match info.status {
         TaskState::Completed => Ok(info.result.clone().unwrap_or_default()),
         TaskState::Cancelled => Err(CallError::Cancelled),
         TaskState::Failed => Err(CallError::Refused(format!(
-            "the task {} of \"{}\" failed: {}",
-            info.task_id,
+            "the task {task} of \"{}\" failed: {}",
             info.server,
             why()
         ))),
         TaskState::Lost => Err(CallError::Refused(format!(
-            "the task {} of \"{}\" was lost: {}",
-            info.task_id,
+            "the task {task} of \"{}\" was lost: {}",
             info.server,
             why()
         ))),
         TaskState::Working | TaskState::InputRequired => Err(CallError::Refused(format!(
-            "the task {} of \"{}\" has not ended",
-            info.task_id, info.server
+            "the task {task} of \"{}\" has not ended",
+            info.server
         ))),
     }
 }
@@ -560,6 +561,16 @@ mod tests {
         let empty = dir.path().join("none.json");
         drop(TaskBook::open(host.clone(), Some(empty.clone())));
         assert!(!empty.exists());
+        // A file that is not a book is left alone: an empty book, no panic, nothing written.
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, b"{\"not\": [a book").unwrap();
+        std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(
+            TaskBook::open(host.clone(), Some(broken.clone()))
+                .list()
+                .is_empty()
+        );
+        assert_eq!(std::fs::read(&broken).unwrap(), b"{\"not\": [a book");
         // A new book of the same file follows the running task again, and lists the finished.
         let again = TaskBook::open(host, Some(path));
         assert_eq!(again.running(), vec![("s".to_string(), "t1".to_string())]);

@@ -74,23 +74,24 @@ impl Connection {
 
     /// A file's bytes, read with `resources/read`: its first content's text, or its blob.
     pub async fn skill_bytes(&self, uri: &str) -> Result<Vec<u8>, CallError> {
+        let shown = crate::contract::shown::line(uri, crate::contract::shown::MAX_TEXT);
         let reply = self.read_resource(uri, Caller::default()).await?;
         let value = reply.into_value().unwrap_or_default();
         let content = value
             .get("contents")
             .and_then(Value::as_array)
             .and_then(|c| c.first())
-            .ok_or_else(|| self.protocol(format!("read {uri} without contents")))?;
+            .ok_or_else(|| self.protocol(format!("read {shown} without contents")))?;
         if let Some(text) = content.get("text").and_then(Value::as_str) {
             return Ok(text.as_bytes().to_vec());
         }
         let blob = content
             .get("blob")
             .and_then(Value::as_str)
-            .ok_or_else(|| self.protocol(format!("read {uri} with neither text nor blob")))?;
+            .ok_or_else(|| self.protocol(format!("read {shown} with neither text nor blob")))?;
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD
             .decode(blob)
-            .map_err(|e| self.protocol(format!("read {uri} with a blob that is not base64: {e}")))
+            .map_err(|e| self.protocol(format!("read {shown} with a blob that is not base64: {e}")))
     }
 }
